@@ -1,0 +1,127 @@
+package build
+
+import (
+	"net/netip"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+)
+
+// Result is what one Service contributes to the graph.
+type Result struct {
+	// Ports are the service's graph entries, sorted by name.
+	Ports []*graph.ServicePort
+	// Skipped says why the whole Service is not proxied ("" if it is).
+	Skipped string
+	// Rejections lists every part of the Service and its slices refused.
+	Rejections []Rejection
+}
+
+// Service computes the graph entries of one Service for one node from the
+// Service and the EndpointSlices that name it. svc may be nil (slices
+// without their Service contribute nothing).
+func Service(svc *v1.Service, slices []*discovery.EndpointSlice, node graph.Node, opts Options) Result {
+	var res Result
+	if svc == nil {
+		return res
+	}
+	if res.Skipped = SkipReason(svc, opts); res.Skipped != "" {
+		return res
+	}
+	rej := rejections{obj: ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}}
+	si := parseService(svc, opts, &rej)
+	res.Rejections = rej.list
+	if si == nil {
+		return res
+	}
+	byPort := collectEndpoints(slices, node.Name, opts, &res.Rejections)
+	res.Ports = make([]*graph.ServicePort, 0, len(si.ports))
+	for _, p := range si.ports {
+		res.Ports = append(res.Ports, si.servicePort(p, byPort[portKey{name: p.name, protocol: p.protocol}], node))
+	}
+	graph.SortServicePorts(res.Ports)
+	return res
+}
+
+// servicePort builds one graph entry, categorizing each family on its own as
+// upstream's per-family proxiers do, then listing the families side by side.
+func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node) *graph.ServicePort {
+	sp := &graph.ServicePort{
+		Name:                     graph.ServicePortName{Namespace: si.namespace, Name: si.name, Port: p.name, Protocol: p.protocol},
+		ClusterIPs:               si.clusterIPs,
+		Port:                     p.port,
+		NodePort:                 p.nodePort,
+		ExternalIPs:              si.externalIPs,
+		LoadBalancerIPs:          si.lbIPs,
+		LoadBalancerSourceRanges: si.sourceRanges,
+		SessionAffinity:          si.affinity,
+		InternalTrafficPolicy:    graph.PolicyCluster,
+		ExternalTrafficPolicy:    graph.PolicyCluster,
+		HealthCheckNodePort:      si.healthCheckPort,
+		Annotations:              si.annotations,
+	}
+	if si.itpLocal {
+		sp.InternalTrafficPolicy = graph.PolicyLocal
+	}
+	if si.etpLocal {
+		sp.ExternalTrafficPolicy = graph.PolicyLocal
+	}
+
+	for _, fam := range si.families.List() {
+		pv := policyView{
+			itpLocal:             si.itpLocal,
+			etpLocal:             si.etpLocal,
+			externallyAccessible: p.nodePort != 0 || hasFamily(si.externalIPs, fam) || hasFamily(si.lbIPs, fam),
+		}
+		cat := categorize(ofFamily(eps, fam), pv, node.Name, node.Zone)
+		if cat.hasAny {
+			sp.UsableFamilies = sp.UsableFamilies.With(fam)
+		}
+		internal, external := cat.cluster, cat.cluster
+		if si.itpLocal {
+			internal = cat.local
+		}
+		if si.etpLocal {
+			external = cat.local
+		}
+		sp.InternalEndpoints = appendEndpoints(sp.InternalEndpoints, internal)
+		if pv.externallyAccessible {
+			sp.ExternalEndpoints = appendEndpoints(sp.ExternalEndpoints, external)
+			if si.etpLocal {
+				sp.ShortCircuitEndpoints = appendEndpoints(sp.ShortCircuitEndpoints, cat.cluster)
+			}
+		}
+	}
+	return sp
+}
+
+// ofFamily returns the candidates of one family; candidates are sorted IPv4
+// first, so each family is a contiguous run.
+func ofFamily(eps []candidate, fam graph.IPFamily) []candidate {
+	lo := 0
+	for lo < len(eps) && graph.FamilyOf(eps[lo].ep.IP) != fam {
+		lo++
+	}
+	hi := lo
+	for hi < len(eps) && graph.FamilyOf(eps[hi].ep.IP) == fam {
+		hi++
+	}
+	return eps[lo:hi]
+}
+
+func hasFamily(ips []netip.Addr, fam graph.IPFamily) bool {
+	for _, ip := range ips {
+		if graph.FamilyOf(ip) == fam {
+			return true
+		}
+	}
+	return false
+}
+
+func appendEndpoints(dst []graph.Endpoint, src []candidate) []graph.Endpoint {
+	for i := range src {
+		dst = append(dst, src[i].ep)
+	}
+	return dst
+}

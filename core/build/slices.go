@@ -1,0 +1,190 @@
+package build
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	discovery "k8s.io/api/discovery/v1"
+)
+
+// candidate is an endpoint before categorization, with its topology hints.
+type candidate struct {
+	ep        graph.Endpoint
+	zoneHints []string
+	nodeHints []string
+}
+
+func (c *candidate) hintedForZone(zone string) bool { return slices.Contains(c.zoneHints, zone) }
+func (c *candidate) hintedForNode(node string) bool { return slices.Contains(c.nodeHints, node) }
+
+// portKey matches a slice port to a service port: by name and protocol.
+type portKey struct {
+	name     string
+	protocol graph.Protocol
+}
+
+// sliceEndpoint is a validated endpoint of one slice, port not yet known.
+type sliceEndpoint struct {
+	ip        netip.Addr
+	node      string
+	zone      string
+	ready     bool
+	serving   bool
+	terminate bool
+	zoneHints []string
+	nodeHints []string
+}
+
+// SkipSlice says why an EndpointSlice is ignored as a whole ("" if used):
+// the same label rules kube-proxy's informers select on.
+func SkipSlice(s *discovery.EndpointSlice, opts Options) string {
+	if v, ok := s.Labels[LabelServiceProxyName]; ok && (opts.ProxyName == "" || v != opts.ProxyName) {
+		return fmt.Sprintf("label %s=%q names another proxy", LabelServiceProxyName, v)
+	}
+	if _, ok := s.Labels[LabelHeadless]; ok {
+		return fmt.Sprintf("label %s is set", LabelHeadless)
+	}
+	return ""
+}
+
+// collectEndpoints merges a Service's slices into one deduplicated endpoint
+// list per port (name, protocol), as upstream's EndpointSliceCache does:
+// an endpoint is keyed by ip:port; when two slices carry the same one, the
+// non-terminating copy wins. Slices are visited in name order so the result
+// never depends on map order.
+func collectEndpoints(sl []*discovery.EndpointSlice, node string, opts Options, out *[]Rejection) map[portKey][]candidate {
+	sorted := slices.Clone(sl)
+	slices.SortFunc(sorted, func(a, b *discovery.EndpointSlice) int { return cmp.Compare(a.Name, b.Name) })
+
+	merged := map[portKey]map[netip.AddrPort]candidate{}
+	for _, s := range sorted {
+		if SkipSlice(s, opts) != "" {
+			continue
+		}
+		rej := rejections{obj: ObjectRef{Kind: "EndpointSlice", Namespace: s.Namespace, Name: s.Name}}
+		eps := validSliceEndpoints(s, node, &rej)
+		for i, p := range s.Ports {
+			key, port, ok := validSlicePort(p, fmt.Sprintf("ports[%d]", i), &rej)
+			if !ok {
+				continue
+			}
+			set := merged[key]
+			if set == nil {
+				set = make(map[netip.AddrPort]candidate, len(eps))
+				merged[key] = set
+			}
+			for _, e := range eps {
+				ap := netip.AddrPortFrom(e.ip, port)
+				if _, exists := set[ap]; exists && e.terminate {
+					continue
+				}
+				set[ap] = candidate{
+					ep: graph.Endpoint{
+						IP: e.ip, Port: port, Node: e.node, Zone: e.zone, Local: node != "" && e.node == node,
+						Ready: e.ready, Serving: e.serving, Terminating: e.terminate,
+					},
+					zoneHints: e.zoneHints,
+					nodeHints: e.nodeHints,
+				}
+			}
+		}
+		*out = append(*out, rej.list...)
+	}
+
+	result := make(map[portKey][]candidate, len(merged))
+	for key, set := range merged {
+		list := make([]candidate, 0, len(set))
+		for _, c := range set {
+			list = append(list, c)
+		}
+		slices.SortFunc(list, func(a, b candidate) int { return graph.CompareEndpoints(a.ep, b.ep) })
+		result[key] = list
+	}
+	return result
+}
+
+// validSliceEndpoints validates every endpoint of a slice once; only the
+// first address counts, as upstream uses it.
+func validSliceEndpoints(s *discovery.EndpointSlice, node string, rej *rejections) []sliceEndpoint {
+	var fam graph.IPFamily
+	switch s.AddressType {
+	case discovery.AddressTypeIPv4:
+		fam = graph.IPv4
+	case discovery.AddressTypeIPv6:
+		fam = graph.IPv6
+	default:
+		rej.add("addressType", ReasonUnsupportedAddress, "address type %q is not proxied (only IPv4 and IPv6)", s.AddressType)
+		return nil
+	}
+	out := make([]sliceEndpoint, 0, len(s.Endpoints))
+	for i := range s.Endpoints {
+		e := &s.Endpoints[i]
+		f := fmt.Sprintf("endpoints[%d].addresses[0]", i)
+		if len(e.Addresses) == 0 {
+			rej.add(fmt.Sprintf("endpoints[%d].addresses", i), ReasonMissingAddress, "endpoint has no address")
+			continue
+		}
+		ip, err := parseIP(e.Addresses[0])
+		if err != nil {
+			rej.add(f, ReasonInvalidIP, "%v", err)
+			continue
+		}
+		if graph.FamilyOf(ip) != fam {
+			rej.add(f, ReasonIPFamilyMismatch, "%s in a slice of address type %s", ip, s.AddressType)
+			continue
+		}
+		if why := forbiddenEndpointIP(ip); why != "" {
+			rej.add(f, ReasonForbiddenIP, "%s is a %s", ip, why)
+			continue
+		}
+		se := sliceEndpoint{
+			ip:        ip,
+			ready:     e.Conditions.Ready == nil || *e.Conditions.Ready,
+			serving:   e.Conditions.Serving == nil || *e.Conditions.Serving,
+			terminate: e.Conditions.Terminating != nil && *e.Conditions.Terminating,
+		}
+		if e.NodeName != nil {
+			se.node = *e.NodeName
+		}
+		if e.Zone != nil {
+			se.zone = *e.Zone
+		}
+		if e.Hints != nil {
+			for _, z := range e.Hints.ForZones {
+				se.zoneHints = append(se.zoneHints, z.Name)
+			}
+			for _, n := range e.Hints.ForNodes {
+				se.nodeHints = append(se.nodeHints, n.Name)
+			}
+		}
+		out = append(out, se)
+	}
+	return out
+}
+
+func validSlicePort(p discovery.EndpointPort, field string, rej *rejections) (portKey, uint16, bool) {
+	if p.Name == nil {
+		rej.add(field+".name", ReasonMissingPortName, "port has no name (use \"\" for an unnamed service port)")
+		return portKey{}, 0, false
+	}
+	if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
+		got := "nil"
+		if p.Port != nil {
+			got = fmt.Sprint(*p.Port)
+		}
+		rej.add(field+".port", ReasonInvalidPort, "port %s is outside 1..65535", got)
+		return portKey{}, 0, false
+	}
+	var proto graph.Protocol = graph.TCP
+	if p.Protocol != nil {
+		var ok bool
+		if proto, ok = parseProtocol(*p.Protocol); !ok {
+			rej.add(field+".protocol", ReasonUnknownProtocol, "protocol %q is not TCP, UDP or SCTP", *p.Protocol)
+			return portKey{}, 0, false
+		}
+	}
+	return portKey{name: *p.Name, protocol: proto}, uint16(*p.Port), true
+}

@@ -1,0 +1,109 @@
+package graph
+
+import "slices"
+
+// Update is one changed service port: what was handed out before and what
+// replaces it. Old and New have the same Name.
+type Update struct {
+	Old *ServicePort
+	New *ServicePort
+}
+
+// Delta is what changed between two graphs of the same node. Service ports
+// that did not change are not in it. Each list is sorted by name.
+type Delta struct {
+	// Node is set when the node's own view (zone, IPs) changed.
+	Node    *Node
+	Added   []*ServicePort
+	Updated []Update
+	Removed []*ServicePort
+}
+
+// Empty reports whether the delta changes nothing.
+func (d Delta) Empty() bool {
+	return d.Node == nil && len(d.Added) == 0 && len(d.Updated) == 0 && len(d.Removed) == 0
+}
+
+// Len counts the service ports the delta touches.
+func (d Delta) Len() int { return len(d.Added) + len(d.Updated) + len(d.Removed) }
+
+// Sort puts every list of the delta in name order.
+func (d *Delta) Sort() {
+	SortServicePorts(d.Added)
+	SortServicePorts(d.Removed)
+	slices.SortFunc(d.Updated, func(a, b Update) int { return compareNames(a.New.Name, b.New.Name) })
+}
+
+// Index is a graph keyed by service port name: what a driver or the core
+// holds as "the graph handed out so far".
+type Index map[ServicePortName]*ServicePort
+
+// IndexOf builds an Index from a list of service ports.
+func IndexOf(sps []*ServicePort) Index {
+	idx := make(Index, len(sps))
+	for _, sp := range sps {
+		idx[sp.Name] = sp
+	}
+	return idx
+}
+
+// Sorted lists the index's service ports by name.
+func (idx Index) Sorted() []*ServicePort {
+	out := make([]*ServicePort, 0, len(idx))
+	for _, sp := range idx {
+		out = append(out, sp)
+	}
+	SortServicePorts(out)
+	return out
+}
+
+// Apply changes the index by a delta.
+func (idx Index) Apply(d Delta) {
+	for _, sp := range d.Removed {
+		delete(idx, sp.Name)
+	}
+	for _, sp := range d.Added {
+		idx[sp.Name] = sp
+	}
+	for _, u := range d.Updated {
+		idx[u.New.Name] = u.New
+	}
+}
+
+// Diff returns the delta that turns old into new. It costs O(len(old) +
+// len(new)); the core uses DiffKeys to stay proportional to what changed.
+func Diff(old, new Index) Delta {
+	keys := make(map[ServicePortName]struct{}, len(new))
+	for k := range old {
+		keys[k] = struct{}{}
+	}
+	for k := range new {
+		keys[k] = struct{}{}
+	}
+	var d Delta
+	for k := range keys {
+		d.add(old[k], new[k])
+	}
+	d.Sort()
+	return d
+}
+
+// DiffKeys appends to d the changes between old and new for the given names
+// only.
+func DiffKeys(d *Delta, old, new Index, names []ServicePortName) {
+	for _, k := range names {
+		d.add(old[k], new[k])
+	}
+}
+
+func (d *Delta) add(o, n *ServicePort) {
+	switch {
+	case o == nil && n == nil:
+	case o == nil:
+		d.Added = append(d.Added, n)
+	case n == nil:
+		d.Removed = append(d.Removed, o)
+	case !Equal(o, n):
+		d.Updated = append(d.Updated, Update{Old: o, New: n})
+	}
+}

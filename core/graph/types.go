@@ -1,0 +1,178 @@
+package graph
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// Protocol is a service port's transport protocol.
+type Protocol string
+
+// The protocols a service port may use.
+const (
+	TCP  Protocol = "TCP"
+	UDP  Protocol = "UDP"
+	SCTP Protocol = "SCTP"
+)
+
+// TrafficPolicy is a Service's internal or external traffic policy.
+type TrafficPolicy string
+
+// The two traffic policies.
+const (
+	PolicyCluster TrafficPolicy = "Cluster"
+	PolicyLocal   TrafficPolicy = "Local"
+)
+
+// ServicePortName identifies one service port: namespace/name:port/protocol.
+type ServicePortName struct {
+	Namespace string
+	Name      string
+	Port      string // the port's name in spec.ports; "" for an unnamed single port
+	Protocol  Protocol
+}
+
+// String renders the name as "namespace/name:port/protocol".
+func (n ServicePortName) String() string {
+	return fmt.Sprintf("%s/%s:%s/%s", n.Namespace, n.Name, n.Port, n.Protocol)
+}
+
+// Service renders the owning Service as "namespace/name".
+func (n ServicePortName) Service() string { return n.Namespace + "/" + n.Name }
+
+// Less orders names by namespace, name, port name and protocol.
+func (n ServicePortName) Less(o ServicePortName) bool {
+	if n.Namespace != o.Namespace {
+		return n.Namespace < o.Namespace
+	}
+	if n.Name != o.Name {
+		return n.Name < o.Name
+	}
+	if n.Port != o.Port {
+		return n.Port < o.Port
+	}
+	return n.Protocol < o.Protocol
+}
+
+// SessionAffinity is a service port's ClientIP affinity.
+type SessionAffinity struct {
+	ClientIP       bool  `json:"clientIP"`
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+}
+
+// Endpoint is one backend of a service port.
+type Endpoint struct {
+	IP          netip.Addr `json:"ip"`
+	Port        uint16     `json:"port"`
+	Node        string     `json:"node,omitempty"`
+	Zone        string     `json:"zone,omitempty"`
+	Local       bool       `json:"local"`
+	Ready       bool       `json:"ready"`
+	Serving     bool       `json:"serving"`
+	Terminating bool       `json:"terminating"`
+}
+
+// AddrPort is the endpoint's IP and port.
+func (e Endpoint) AddrPort() netip.AddrPort { return netip.AddrPortFrom(e.IP, e.Port) }
+
+// String renders the endpoint as "ip:port" ("[ip]:port" for IPv6).
+func (e Endpoint) String() string { return e.AddrPort().String() }
+
+// ServicePort is one entry of the graph: a service port, its frontends, and
+// the endpoints each kind of traffic to it may reach from this node.
+//
+// Endpoint lists hold both IP families side by side (IPv4 first); a frontend
+// of one family only ever uses endpoints of the same family. Every list is
+// sorted, so two equal service ports compare equal field by field.
+type ServicePort struct {
+	Name ServicePortName
+
+	// Frontends.
+	ClusterIPs               []netip.Addr   // one per family, primary family first
+	Port                     uint16         // the service port number
+	NodePort                 uint16         // 0 when the port has none
+	ExternalIPs              []netip.Addr   // spec.externalIPs of the service's families
+	LoadBalancerIPs          []netip.Addr   // VIP-mode status.loadBalancer.ingress IPs
+	LoadBalancerSourceRanges []netip.Prefix // source filter for LoadBalancerIPs
+
+	SessionAffinity SessionAffinity
+
+	// Traffic policies as they take effect: ExternalTrafficPolicy is Cluster
+	// for a port that is not externally accessible, as upstream treats it.
+	InternalTrafficPolicy TrafficPolicy
+	ExternalTrafficPolicy TrafficPolicy
+	HealthCheckNodePort   uint16 // set for LoadBalancer services with ETP=Local
+
+	// InternalEndpoints are reached by traffic to the ClusterIPs.
+	InternalEndpoints []Endpoint
+	// ExternalEndpoints are reached by traffic to NodePort, ExternalIPs and
+	// LoadBalancerIPs that comes from outside this node.
+	ExternalEndpoints []Endpoint
+	// ShortCircuitEndpoints are reached by traffic that starts on this node
+	// (its pods or the node itself) towards an external frontend of an
+	// ETP=Local port: upstream sends it to the cluster-wide endpoints rather
+	// than dropping it. Empty when ExternalTrafficPolicy is Cluster, where
+	// such traffic uses ExternalEndpoints like any other.
+	ShortCircuitEndpoints []Endpoint
+
+	// UsableFamilies says, per IP family, whether the port has a usable
+	// endpoint anywhere in the cluster. A frontend of a family without one
+	// must reject (TCP RST / ICMP unreachable); a frontend of a family with
+	// one but an empty endpoint list for its traffic kind must drop.
+	UsableFamilies FamilySet
+
+	// Annotations holds the Service annotations the core was asked to carry
+	// (drivers declare the keys they read).
+	Annotations map[string]string
+}
+
+// String renders the service port's name.
+func (sp *ServicePort) String() string { return sp.Name.String() }
+
+// Families lists the IP families the port serves (those of its ClusterIPs).
+func (sp *ServicePort) Families() FamilySet {
+	var s FamilySet
+	for _, ip := range sp.ClusterIPs {
+		s = s.With(FamilyOf(ip))
+	}
+	return s
+}
+
+// ExternallyAccessible reports whether the port has any external frontend.
+func (sp *ServicePort) ExternallyAccessible() bool {
+	return sp.NodePort != 0 || len(sp.ExternalIPs) > 0 || len(sp.LoadBalancerIPs) > 0
+}
+
+// NoEndpointsAction says what a frontend of family f must do with traffic
+// that finds an empty endpoint list.
+func (sp *ServicePort) NoEndpointsAction(f IPFamily) NoEndpointsAction {
+	if sp.UsableFamilies.Has(f) {
+		return Drop
+	}
+	return Reject
+}
+
+// NoEndpointsAction is what a frontend does when its endpoint list is empty.
+type NoEndpointsAction string
+
+// The two actions, as upstream kube-proxy takes them.
+const (
+	Reject NoEndpointsAction = "reject" // no usable endpoint anywhere
+	Drop   NoEndpointsAction = "drop"   // endpoints exist, but none this traffic may use
+)
+
+// Node is what the graph knows of the node it was computed for.
+type Node struct {
+	Name string
+	Zone string // topology.kubernetes.io/zone; "" when unlabelled
+	// IPs are the node's primary addresses, at most one per family (the first
+	// InternalIP of each family, else the first ExternalIP), as upstream picks
+	// them for NodePorts.
+	IPs []netip.Addr
+}
+
+// Snapshot is the whole graph for one node, sorted by service port name.
+type Snapshot struct {
+	Node         Node
+	ServicePorts []*ServicePort
+}
