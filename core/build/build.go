@@ -18,10 +18,10 @@ type Result struct {
 	Rejections []Rejection
 }
 
-// Service computes the graph entries of one Service for one node from the
+// ServicePorts computes the graph entries of one Service for one node from the
 // Service and the EndpointSlices that name it. svc may be nil (slices
 // without their Service contribute nothing).
-func Service(svc *v1.Service, slices []*discovery.EndpointSlice, node graph.Node, opts Options) Result {
+func ServicePorts(svc *v1.Service, slices []*discovery.EndpointSlice, node graph.Node, opts Options) Result {
 	var res Result
 	if svc == nil {
 		return res
