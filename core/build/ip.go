@@ -67,4 +67,3 @@ func forbiddenEndpointIP(ip netip.Addr) string {
 	}
 	return ""
 }
-

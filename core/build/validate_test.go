@@ -69,9 +69,11 @@ func TestRejections(t *testing.T) {
 		})},
 		reasons: []Reason{ReasonUnknownProtocol, ReasonMissingPortName}, ports: 1, internal: "10.244.1.5:8080",
 	}, {
-		name:    "slice port without protocol defaults to TCP",
-		svc:     web(),
-		slices:  []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, func(s *discovery.EndpointSlice) { s.Ports = []discovery.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(8080))}} }, Endpoint("10.244.1.5"))},
+		name: "slice port without protocol defaults to TCP",
+		svc:  web(),
+		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, func(s *discovery.EndpointSlice) {
+			s.Ports = []discovery.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(8080))}}
+		}, Endpoint("10.244.1.5"))},
 		reasons: nil, ports: 1, internal: "10.244.1.5:8080",
 	}, {
 		name:    "FQDN slice is refused as a whole",
@@ -115,9 +117,9 @@ func TestRejections(t *testing.T) {
 		slices:  []*discovery.EndpointSlice{goodSlice()},
 		reasons: []Reason{ReasonIPFamilyMismatch}, ports: 1, internal: "10.244.1.5:8080",
 	}, {
-		name: "affinity timeout beyond one day falls back to the default",
-		svc:  web(ClientIPAffinity(90000)),
-		slices: []*discovery.EndpointSlice{goodSlice()},
+		name:    "affinity timeout beyond one day falls back to the default",
+		svc:     web(ClientIPAffinity(90000)),
+		slices:  []*discovery.EndpointSlice{goodSlice()},
 		reasons: []Reason{ReasonInvalidAffinity}, ports: 1, internal: "10.244.1.5:8080",
 	}, {
 		name:    "service without a name",
