@@ -1,0 +1,182 @@
+package tracker
+
+import (
+	"slices"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/build"
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	discovery "k8s.io/api/discovery/v1"
+)
+
+// Batch is one unit of work for a driver: the delta since the last commit
+// and, for a full sync, the whole graph.
+type Batch struct {
+	Full     bool
+	Snapshot graph.Snapshot // set when Full
+	Delta    graph.Delta
+	// ChangedAt holds, per Service with a real change in Delta, when its
+	// oldest uncommitted change happened (for network programming latency).
+	ChangedAt []time.Time
+
+	built   map[svcKey]builtService
+	nodeGen uint64
+	node    graph.Node
+}
+
+type builtService struct {
+	gen   uint64
+	ports []*graph.ServicePort
+}
+
+// Next rebuilds every dirty Service and returns the batch that would bring
+// the driver up to date. Nothing is marked applied until Commit.
+func (t *Tracker) Next(full bool) *Batch {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := &Batch{Full: full, built: make(map[svcKey]builtService, len(t.dirty)), nodeGen: t.nodeDirty, node: t.node}
+	if t.nodeDirty != 0 && !graph.EqualNode(t.node, t.appliedNode) {
+		n := t.node
+		b.Delta.Node = &n
+	}
+	var newRejections []build.Rejection
+	for k := range t.dirty {
+		st := t.services[k]
+		res := build.ServicePorts(st.svc, sliceList(st.slices), t.node, t.opts.Build)
+		newRejections = append(newRejections, freshRejections(st.rejections, res.Rejections)...)
+		st.rejections = res.Rejections
+		b.built[k] = builtService{gen: st.dirty, ports: res.Ports}
+		before := b.Delta.Len()
+		diffSorted(&b.Delta, st.applied, res.Ports)
+		if b.Delta.Len() > before {
+			b.ChangedAt = append(b.ChangedAt, st.changedAt)
+		}
+	}
+	b.Delta.Sort()
+	if full {
+		b.Snapshot = t.snapshotLocked(b.built)
+	}
+	// Reported with the lock held so reports keep their order; observers
+	// must not call back into the tracker.
+	for _, r := range newRejections {
+		t.opts.Observer.Rejected(r)
+	}
+	return b
+}
+
+// Commit records that the driver applied the batch. Services changed again
+// since Next stay dirty, so their newer state goes out in the next batch.
+func (t *Tracker) Commit(b *Batch) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, bs := range b.built {
+		st := t.services[k]
+		if st == nil {
+			continue
+		}
+		st.applied = bs.ports
+		if st.dirty == bs.gen {
+			st.dirty = 0
+			st.changedAt = time.Time{}
+			delete(t.dirty, k)
+		}
+		t.forget(k)
+	}
+	if b.nodeGen != 0 {
+		t.appliedNode = b.node
+		if t.nodeDirty == b.nodeGen {
+			t.nodeDirty = 0
+		}
+	}
+}
+
+// Snapshot returns the whole current graph without committing anything.
+func (t *Tracker) Snapshot() graph.Snapshot { return t.Next(true).Snapshot }
+
+// snapshotLocked lists every service port: the fresh build for services in
+// built, the applied ports for the rest (a clean service's applied ports
+// are its current ones).
+func (t *Tracker) snapshotLocked(built map[svcKey]builtService) graph.Snapshot {
+	var all []*graph.ServicePort
+	for k, st := range t.services {
+		if bs, ok := built[k]; ok {
+			all = append(all, bs.ports...)
+		} else {
+			all = append(all, st.applied...)
+		}
+	}
+	graph.SortServicePorts(all)
+	return graph.Snapshot{Node: t.node, ServicePorts: all}
+}
+
+// Rejections lists what the last builds refused, sorted by object.
+func (t *Tracker) Rejections() []build.Rejection {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []build.Rejection
+	for _, st := range t.services {
+		out = append(out, st.rejections...)
+	}
+	for _, r := range t.orphanRejs {
+		out = append(out, r)
+	}
+	slices.SortStableFunc(out, func(a, b build.Rejection) int {
+		if c := compareStrings(a.Object.String(), b.Object.String()); c != 0 {
+			return c
+		}
+		return compareStrings(a.Field, b.Field)
+	})
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// diffSorted appends the changes between two name-sorted lists of one
+// service's ports to d.
+func diffSorted(d *graph.Delta, old, new []*graph.ServicePort) {
+	i, j := 0, 0
+	for i < len(old) || j < len(new) {
+		switch {
+		case j == len(new) || (i < len(old) && old[i].Name.Less(new[j].Name)):
+			d.Removed = append(d.Removed, old[i])
+			i++
+		case i == len(old) || new[j].Name.Less(old[i].Name):
+			d.Added = append(d.Added, new[j])
+			j++
+		default:
+			if !graph.Equal(old[i], new[j]) {
+				d.Updated = append(d.Updated, graph.Update{Old: old[i], New: new[j]})
+			}
+			i++
+			j++
+		}
+	}
+}
+
+// freshRejections returns the rejections in cur that were not in prev, so
+// a problem is reported once, not at every rebuild.
+func freshRejections(prev, cur []build.Rejection) []build.Rejection {
+	var out []build.Rejection
+	for _, r := range cur {
+		if !slices.Contains(prev, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func sliceList(m map[string]*discovery.EndpointSlice) []*discovery.EndpointSlice {
+	out := make([]*discovery.EndpointSlice, 0, len(m))
+	for _, s := range m {
+		out = append(out, s)
+	}
+	return out
+}

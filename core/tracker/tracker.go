@@ -1,0 +1,273 @@
+package tracker
+
+import (
+	"sync"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/build"
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/source"
+	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+)
+
+// AnnotationLastChangeTriggerTime is set by the EndpointSlice controller to
+// when the change behind a slice happened; upstream measures network
+// programming latency from it.
+const AnnotationLastChangeTriggerTime = "endpoints.kubernetes.io/last-change-trigger-time"
+
+// Observer hears about changes and refused input (for logs and metrics).
+type Observer interface {
+	source.Observer
+	// ObjectChanged is called once per Service, EndpointSlice or Node event.
+	ObjectChanged(kind string)
+}
+
+type nopObserver struct{ source.NopObserver }
+
+func (nopObserver) ObjectChanged(string) {}
+
+// Options configure a Tracker.
+type Options struct {
+	NodeName string
+	Build    build.Options
+	Observer Observer         // nil: ignore
+	Now      func() time.Time // nil: time.Now
+	// Notify is called, without the lock held, whenever a change makes a
+	// batch worth taking (the sync runner's trigger).
+	Notify func()
+}
+
+type svcKey struct{ namespace, name string }
+type sliceKey struct{ namespace, name string }
+
+// serviceState is everything the tracker keeps per Service key.
+type serviceState struct {
+	svc        *v1.Service
+	slices     map[string]*discovery.EndpointSlice // by slice name
+	applied    []*graph.ServicePort                // as last committed, sorted
+	rejections []build.Rejection                   // from the last build
+	dirty      uint64                              // generation of the newest change; 0 = clean
+	changedAt  time.Time                           // earliest change not yet committed
+}
+
+// Tracker implements source.Sink and produces Batches. It is safe for
+// concurrent use; at most one Batch may be outstanding at a time.
+type Tracker struct {
+	opts Options
+
+	mu          sync.Mutex
+	gen         uint64
+	services    map[svcKey]*serviceState
+	sliceOwner  map[sliceKey]svcKey // which service a slice was filed under
+	orphanRejs  map[sliceKey]build.Rejection
+	node        graph.Node
+	appliedNode graph.Node
+	nodeDirty   uint64
+	dirty       map[svcKey]struct{} // services with dirty != 0
+}
+
+var _ source.Sink = (*Tracker)(nil)
+
+// New returns an empty Tracker for one node.
+func New(opts Options) *Tracker {
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Notify == nil {
+		opts.Notify = func() {}
+	}
+	return &Tracker{
+		opts:        opts,
+		services:    map[svcKey]*serviceState{},
+		sliceOwner:  map[sliceKey]svcKey{},
+		orphanRejs:  map[sliceKey]build.Rejection{},
+		dirty:       map[svcKey]struct{}{},
+		node:        graph.Node{Name: opts.NodeName},
+		appliedNode: graph.Node{Name: opts.NodeName},
+	}
+}
+
+// state returns the service's state, creating it.
+func (t *Tracker) state(k svcKey) *serviceState {
+	st := t.services[k]
+	if st == nil {
+		st = &serviceState{}
+		t.services[k] = st
+	}
+	return st
+}
+
+// markDirty records a change to a service at time at.
+func (t *Tracker) markDirty(k svcKey, at time.Time) {
+	st := t.state(k)
+	t.gen++
+	if st.dirty == 0 {
+		t.dirty[k] = struct{}{}
+		st.changedAt = at
+	} else if at.Before(st.changedAt) {
+		st.changedAt = at
+	}
+	st.dirty = t.gen
+}
+
+// forget drops a service's state once nothing refers to it any more.
+func (t *Tracker) forget(k svcKey) {
+	st := t.services[k]
+	if st != nil && st.svc == nil && len(st.slices) == 0 && len(st.applied) == 0 && st.dirty == 0 {
+		delete(t.services, k)
+	}
+}
+
+// UpsertService implements source.Sink.
+func (t *Tracker) UpsertService(svc *v1.Service) {
+	t.opts.Observer.ObjectChanged("Service")
+	t.mu.Lock()
+	k := svcKey{svc.Namespace, svc.Name}
+	t.state(k).svc = svc
+	t.markDirty(k, t.opts.Now())
+	t.mu.Unlock()
+	t.opts.Notify()
+}
+
+// DeleteService implements source.Sink.
+func (t *Tracker) DeleteService(namespace, name string) {
+	t.opts.Observer.ObjectChanged("Service")
+	t.mu.Lock()
+	k := svcKey{namespace, name}
+	if st := t.services[k]; st != nil {
+		st.svc = nil
+		t.markDirty(k, t.opts.Now())
+	}
+	t.mu.Unlock()
+	t.opts.Notify()
+}
+
+// UpsertEndpointSlice implements source.Sink.
+func (t *Tracker) UpsertEndpointSlice(s *discovery.EndpointSlice) {
+	t.opts.Observer.ObjectChanged("EndpointSlice")
+	sk := sliceKey{s.Namespace, s.Name}
+	svcName := s.Labels[build.LabelServiceName]
+	t.mu.Lock()
+	now := t.changeTime(s)
+	if old, ok := t.sliceOwner[sk]; ok && old.name != svcName {
+		t.removeSlice(sk, old, now)
+	}
+	var rej *build.Rejection
+	if svcName == "" || s.Name == "" {
+		r := build.Rejection{
+			Object: build.ObjectRef{Kind: "EndpointSlice", Namespace: s.Namespace, Name: s.Name},
+			Field:  "metadata.labels", Reason: build.ReasonMissingServiceName,
+			Message: "slice has no " + build.LabelServiceName + " label (or no name): ignored",
+		}
+		if _, seen := t.orphanRejs[sk]; !seen {
+			rej = &r
+		}
+		t.orphanRejs[sk] = r
+	} else {
+		delete(t.orphanRejs, sk)
+		k := svcKey{s.Namespace, svcName}
+		st := t.state(k)
+		if st.slices == nil {
+			st.slices = map[string]*discovery.EndpointSlice{}
+		}
+		st.slices[s.Name] = s
+		t.sliceOwner[sk] = k
+		t.markDirty(k, now)
+	}
+	t.mu.Unlock()
+	if rej != nil {
+		t.opts.Observer.Rejected(*rej)
+	}
+	t.opts.Notify()
+}
+
+// DeleteEndpointSlice implements source.Sink.
+func (t *Tracker) DeleteEndpointSlice(namespace, name string) {
+	t.opts.Observer.ObjectChanged("EndpointSlice")
+	sk := sliceKey{namespace, name}
+	t.mu.Lock()
+	delete(t.orphanRejs, sk)
+	if k, ok := t.sliceOwner[sk]; ok {
+		t.removeSlice(sk, k, t.opts.Now())
+	}
+	t.mu.Unlock()
+	t.opts.Notify()
+}
+
+func (t *Tracker) removeSlice(sk sliceKey, k svcKey, now time.Time) {
+	delete(t.sliceOwner, sk)
+	if st := t.services[k]; st != nil {
+		delete(st.slices, sk.name)
+		t.markDirty(k, now)
+	}
+}
+
+// changeTime is when the change behind a slice happened: the controller's
+// trigger-time annotation when present and sane, else now.
+func (t *Tracker) changeTime(s *discovery.EndpointSlice) time.Time {
+	now := t.opts.Now()
+	if v, ok := s.Annotations[AnnotationLastChangeTriggerTime]; ok {
+		if at, err := time.Parse(time.RFC3339Nano, v); err == nil && !at.After(now) {
+			return at
+		}
+	}
+	return now
+}
+
+// UpsertNode implements source.Sink; Nodes other than ours are ignored.
+func (t *Tracker) UpsertNode(n *v1.Node) {
+	if n.Name != t.opts.NodeName {
+		return
+	}
+	t.opts.Observer.ObjectChanged("Node")
+	t.setNode(NodeView(n))
+}
+
+// DeleteNode implements source.Sink.
+func (t *Tracker) DeleteNode(name string) {
+	if name != t.opts.NodeName {
+		return
+	}
+	t.opts.Observer.ObjectChanged("Node")
+	t.setNode(graph.Node{Name: name})
+}
+
+// setNode records the node's view. A zone change rebuilds every Service
+// (topology hints depend on it); an IP change only reaches the driver.
+func (t *Tracker) setNode(view graph.Node) {
+	t.mu.Lock()
+	changed := !graph.EqualNode(view, t.node)
+	if changed {
+		if view.Zone != t.node.Zone {
+			now := t.opts.Now()
+			for k := range t.services {
+				t.markDirty(k, now)
+			}
+		}
+		t.node = view
+		t.gen++
+		t.nodeDirty = t.gen
+	}
+	t.mu.Unlock()
+	if changed {
+		t.opts.Notify()
+	}
+}
+
+// Node returns the node view the tracker currently holds.
+func (t *Tracker) Node() graph.Node {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.node
+}
+
+// HasPending reports whether anything changed since the last commit.
+func (t *Tracker) HasPending() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.dirty) > 0 || t.nodeDirty != 0
+}
