@@ -1,0 +1,251 @@
+// Package runner drives a dataplane from the tracker: a full sync at start
+// and every SyncPeriod, deltas batched at most every MinSyncPeriod, and
+// failed applies retried with exponential backoff. Like upstream's
+// BoundedFrequencyRunner, but a retry is a fresh batch from the tracker, so
+// it carries everything still pending, merged with what changed meanwhile.
+package runner
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"k8s.io/utils/clock"
+)
+
+// Applier is the part of a driver the runner calls.
+type Applier interface {
+	// Sync makes the dataplane hold exactly the snapshot.
+	Sync(ctx context.Context, snapshot graph.Snapshot) error
+	// Apply changes the dataplane by a delta.
+	Apply(ctx context.Context, delta graph.Delta) error
+}
+
+// Config times the runner.
+type Config struct {
+	MinSyncPeriod  time.Duration // default 1s
+	SyncPeriod     time.Duration // default 30s
+	BackoffInitial time.Duration // default 1s
+	BackoffMax     time.Duration // default SyncPeriod
+	Clock          clock.Clock   // default the real clock
+}
+
+func (c *Config) complete() {
+	if c.MinSyncPeriod <= 0 {
+		c.MinSyncPeriod = time.Second
+	}
+	if c.SyncPeriod <= 0 {
+		c.SyncPeriod = 30 * time.Second
+	}
+	if c.BackoffInitial <= 0 {
+		c.BackoffInitial = time.Second
+	}
+	if c.BackoffMax <= 0 {
+		c.BackoffMax = c.SyncPeriod
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+}
+
+// Result describes one sync attempt.
+type Result struct {
+	Full      bool
+	Started   time.Time
+	Duration  time.Duration
+	Err       error
+	Changed   int         // service ports in the delta (all of them for a full sync)
+	ChangedAt []time.Time // when the changes behind this batch happened (set on success)
+}
+
+// Observer hears about every sync attempt (for logs, metrics, health).
+type Observer interface {
+	Synced(Result)
+}
+
+// Status is the runner's health as upstream's /healthz judges it.
+type Status struct {
+	// QueuedSince is when the oldest change not yet applied was queued; zero
+	// when everything is applied.
+	QueuedSince time.Time
+	LastSuccess time.Time
+	LastError   error
+	Failures    int // consecutive failed attempts
+}
+
+// Runner is the sync loop.
+type Runner struct {
+	cfg     Config
+	tracker *tracker.Tracker
+	applier Applier
+	obs     Observer
+	kick    chan struct{}
+
+	mu       sync.Mutex
+	queued   time.Time // oldest trigger not yet taken by an attempt
+	inFlight time.Time // queued time taken by the running attempt
+	status   Status
+}
+
+// New returns a runner; call Trigger from the tracker's Notify.
+func New(t *tracker.Tracker, a Applier, cfg Config, obs Observer) *Runner {
+	cfg.complete()
+	return &Runner{cfg: cfg, tracker: t, applier: a, obs: obs, kick: make(chan struct{}, 1)}
+}
+
+// Trigger asks for a sync soon; it never blocks.
+func (r *Runner) Trigger() {
+	r.mu.Lock()
+	if r.queued.IsZero() {
+		r.queued = r.cfg.Clock.Now()
+	}
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Status returns the current health.
+func (r *Runner) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.status
+	s.QueuedSince = earliest(r.queued, r.inFlight)
+	return s
+}
+
+// RunOnce performs one full sync.
+func (r *Runner) RunOnce(ctx context.Context) error {
+	r.Trigger()
+	return r.attempt(ctx, true)
+}
+
+// Run loops until ctx ends: a full sync first, then batches.
+func (r *Runner) Run(ctx context.Context) {
+	r.Trigger() // the initial full sync counts as queued
+	now := r.cfg.Clock.Now()
+	nextFull, lastRun := now, time.Time{}
+	failures, retryFull := 0, false
+	for {
+		due := r.nextDue(now, lastRun, nextFull, failures)
+		if wait := due.Sub(r.cfg.Clock.Now()); wait > 0 {
+			timer := r.cfg.Clock.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			case <-r.kick:
+				timer.Stop()
+				now = r.cfg.Clock.Now()
+				continue
+			case <-timer.C():
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		now = r.cfg.Clock.Now()
+		full := retryFull || !now.Before(nextFull)
+		err := r.attempt(ctx, full)
+		lastRun = now
+		if err != nil {
+			failures++
+			retryFull = full
+			continue
+		}
+		failures, retryFull = 0, false
+		if full {
+			nextFull = now.Add(r.cfg.SyncPeriod)
+		}
+	}
+}
+
+// nextDue is when the next attempt should start.
+func (r *Runner) nextDue(now, lastRun, nextFull time.Time, failures int) time.Time {
+	if failures > 0 {
+		return earliest(lastRun.Add(r.backoff(failures)), nextFull)
+	}
+	if r.tracker.HasPending() {
+		due := lastRun.Add(r.cfg.MinSyncPeriod)
+		if due.Before(now) {
+			due = now
+		}
+		return earliest(due, nextFull)
+	}
+	return nextFull
+}
+
+func (r *Runner) backoff(failures int) time.Duration {
+	d := r.cfg.BackoffInitial
+	for i := 1; i < failures && d < r.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, r.cfg.BackoffMax)
+}
+
+// attempt takes one batch from the tracker and hands it to the driver;
+// only a success commits it.
+func (r *Runner) attempt(ctx context.Context, full bool) (err error) {
+	r.mu.Lock()
+	r.inFlight, r.queued = earliest(r.queued, r.inFlight), time.Time{}
+	r.mu.Unlock()
+
+	start := r.cfg.Clock.Now()
+	b := r.tracker.Next(full)
+	res := Result{Full: full, Started: start, Changed: b.Delta.Len()}
+	if full {
+		res.Changed = len(b.Snapshot.ServicePorts)
+	}
+	err = r.call(ctx, b)
+	res.Duration = r.cfg.Clock.Since(start)
+	res.Err = err
+
+	r.mu.Lock()
+	if err == nil {
+		r.tracker.Commit(b)
+		res.ChangedAt = b.ChangedAt
+		r.inFlight = time.Time{}
+		r.status.LastSuccess, r.status.LastError, r.status.Failures = start, nil, 0
+	} else {
+		r.status.LastError = err
+		r.status.Failures++
+	}
+	r.mu.Unlock()
+	if r.obs != nil {
+		r.obs.Synced(res)
+	}
+	return err
+}
+
+// call runs the driver, turning a panic into an error so one bad batch
+// never takes the proxy down.
+func (r *Runner) call(ctx context.Context, b *tracker.Batch) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("driver panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	if b.Full {
+		return r.applier.Sync(ctx, b.Snapshot)
+	}
+	if b.Delta.Empty() {
+		return nil
+	}
+	return r.applier.Apply(ctx, b.Delta)
+}
+
+// earliest returns the earlier non-zero time.
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}

@@ -1,0 +1,267 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	. "github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+	v1 "k8s.io/api/core/v1"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// call is one driver call the fake applier saw.
+type call struct {
+	full  bool
+	ports []string // service ports in the snapshot, or touched by the delta
+	at    time.Time
+}
+
+type fakeApplier struct {
+	clock *testingclock.FakeClock
+	calls chan call
+	mu    sync.Mutex
+	fail  int  // fail this many calls
+	panic bool // panic on the next call
+}
+
+func (f *fakeApplier) record(full bool, ports []string) error {
+	f.calls <- call{full: full, ports: ports, at: f.clock.Now()}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.panic {
+		f.panic = false
+		panic("boom")
+	}
+	if f.fail > 0 {
+		f.fail--
+		return errors.New("dataplane unavailable")
+	}
+	return nil
+}
+
+func (f *fakeApplier) Sync(_ context.Context, s graph.Snapshot) error {
+	var p []string
+	for _, sp := range s.ServicePorts {
+		p = append(p, sp.Name.Name)
+	}
+	return f.record(true, p)
+}
+
+func (f *fakeApplier) Apply(_ context.Context, d graph.Delta) error {
+	var p []string
+	for _, sp := range d.Added {
+		p = append(p, "+"+sp.Name.Name)
+	}
+	for _, u := range d.Updated {
+		p = append(p, "~"+u.New.Name.Name)
+	}
+	for _, sp := range d.Removed {
+		p = append(p, "-"+sp.Name.Name)
+	}
+	return f.record(false, p)
+}
+
+type results struct {
+	mu   sync.Mutex
+	list []Result
+}
+
+func (r *results) Synced(x Result) { r.mu.Lock(); r.list = append(r.list, x); r.mu.Unlock() }
+
+type harness struct {
+	t     *testing.T
+	clock *testingclock.FakeClock
+	tr    *tracker.Tracker
+	app   *fakeApplier
+	run   *Runner
+	res   *results
+	start time.Time
+}
+
+func newHarness(t *testing.T) *harness {
+	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	h := &harness{t: t, clock: testingclock.NewFakeClock(start), res: &results{}, start: start}
+	h.app = &fakeApplier{clock: h.clock, calls: make(chan call, 16)}
+	var run *Runner
+	h.tr = tracker.New(tracker.Options{NodeName: "n", Now: h.clock.Now, Notify: func() { run.Trigger() }})
+	run = New(h.tr, h.app, Config{MinSyncPeriod: time.Second, SyncPeriod: 30 * time.Second,
+		BackoffInitial: time.Second, BackoffMax: 8 * time.Second, Clock: h.clock}, h.res)
+	h.run = run
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { run.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return h
+}
+
+// next waits for the next driver call.
+func (h *harness) next() call {
+	h.t.Helper()
+	select {
+	case c := <-h.app.calls:
+		return c
+	case <-time.After(5 * time.Second):
+		h.t.Fatal("no driver call")
+	}
+	return call{}
+}
+
+// none asserts that no driver call happens while the runner idles.
+func (h *harness) none() {
+	h.t.Helper()
+	h.idle()
+	select {
+	case c := <-h.app.calls:
+		h.t.Fatalf("unexpected driver call %+v", c)
+	default:
+	}
+}
+
+// idle waits until the runner is blocked on its timer.
+func (h *harness) idle() {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !h.clock.HasWaiters() {
+		if time.Now().After(deadline) {
+			h.t.Fatal("runner never went idle")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// step moves the fake clock once the runner waits on it.
+func (h *harness) step(d time.Duration) {
+	h.t.Helper()
+	h.idle()
+	h.clock.Step(d)
+}
+
+func svc(name, ip string) *v1.Service {
+	return Service("ns", name, ClusterIPs(ip), Port("http", v1.ProtocolTCP, 80, 0))
+}
+
+func (h *harness) offset(c call) time.Duration { return c.at.Sub(h.start) }
+
+func TestStartupFullSyncThenBatchedDeltas(t *testing.T) {
+	h := newHarness(t)
+	if c := h.next(); !c.full || h.offset(c) != 0 {
+		t.Fatalf("first call %+v, want an immediate full sync", c)
+	}
+	h.idle()
+	h.tr.UpsertService(svc("a", "10.96.0.1"))
+	h.tr.UpsertService(svc("b", "10.96.0.2"))
+	h.none() // within min-sync-period of the last sync: wait
+	h.step(time.Second)
+	c := h.next()
+	if c.full || strings.Join(c.ports, " ") != "+a +b" || h.offset(c) != time.Second {
+		t.Fatalf("call %+v, want one batched delta at 1s", c)
+	}
+	// Nothing pending: the next call is the periodic full sync, 30s after
+	// the previous full one.
+	h.step(28 * time.Second)
+	h.none()
+	h.step(time.Second)
+	if c := h.next(); !c.full || h.offset(c) != 30*time.Second || strings.Join(c.ports, " ") != "a b" {
+		t.Fatalf("call %+v, want the periodic full sync at 30s", c)
+	}
+}
+
+func TestFailedApplyBacksOffAndRetriesEverything(t *testing.T) {
+	h := newHarness(t)
+	h.next()
+	h.app.mu.Lock()
+	h.app.fail = 3
+	h.app.mu.Unlock()
+	h.idle()
+	h.tr.UpsertService(svc("a", "10.96.0.1"))
+	h.step(time.Second)
+	if c := h.next(); strings.Join(c.ports, " ") != "+a" {
+		t.Fatalf("first attempt %+v", c)
+	}
+	// Retries at +1s, +2s, +4s after each failure; a change made in between
+	// rides along with the retry.
+	h.step(time.Second)
+	if c := h.next(); h.offset(c) != 2*time.Second {
+		t.Fatalf("retry 1 at %v", h.offset(c))
+	}
+	h.idle()
+	h.tr.UpsertService(svc("b", "10.96.0.2"))
+	h.step(time.Second) // a new change does not cut the backoff short
+	h.none()
+	h.step(time.Second)
+	if c := h.next(); h.offset(c) != 4*time.Second || strings.Join(c.ports, " ") != "+a +b" {
+		t.Fatalf("retry 2 %+v at %v", c, h.offset(c))
+	}
+	h.idle()
+	if st := h.run.Status(); st.Failures != 3 || st.QueuedSince.IsZero() {
+		t.Fatalf("status %+v", st)
+	}
+	h.step(4 * time.Second)
+	if c := h.next(); h.offset(c) != 8*time.Second || strings.Join(c.ports, " ") != "+a +b" {
+		t.Fatalf("retry 3 %+v", c)
+	}
+	h.idle()
+	if st := h.run.Status(); st.Failures != 0 || !st.QueuedSince.IsZero() || st.LastError != nil {
+		t.Fatalf("status after success %+v", st)
+	}
+}
+
+func TestFailedFullSyncIsRetriedAsFull(t *testing.T) {
+	h := newHarness(t)
+	h.app.mu.Lock()
+	h.app.fail = 1
+	h.app.mu.Unlock()
+	if c := h.next(); !c.full {
+		t.Fatal("want full")
+	}
+	h.step(time.Second)
+	if c := h.next(); !c.full {
+		t.Fatalf("retry %+v, want full", c)
+	}
+}
+
+func TestDriverPanicIsAnError(t *testing.T) {
+	h := newHarness(t)
+	h.next()
+	h.app.mu.Lock()
+	h.app.panic = true
+	h.app.mu.Unlock()
+	h.idle()
+	h.tr.UpsertService(svc("a", "10.96.0.1"))
+	h.step(time.Second)
+	h.next()
+	h.idle()
+	h.res.mu.Lock()
+	last := h.res.list[len(h.res.list)-1]
+	h.res.mu.Unlock()
+	if last.Err == nil || !strings.Contains(last.Err.Error(), "driver panicked: boom") {
+		t.Fatalf("result %+v", last)
+	}
+	h.step(time.Second)
+	if c := h.next(); strings.Join(c.ports, " ") != "+a" {
+		t.Fatalf("retry after panic %+v", c)
+	}
+}
+
+func TestRunOnce(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Now())
+	app := &fakeApplier{clock: clk, calls: make(chan call, 4)}
+	tr := tracker.New(tracker.Options{NodeName: "n"})
+	tr.UpsertService(svc("a", "10.96.0.1"))
+	r := New(tr, app, Config{Clock: clk}, nil)
+	if err := r.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-app.calls; !c.full || len(c.ports) != 1 {
+		t.Fatalf("call %+v", c)
+	}
+	if tr.HasPending() {
+		t.Fatal("RunOnce did not commit")
+	}
+}
