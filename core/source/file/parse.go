@@ -1,0 +1,291 @@
+// Package file is the offline source: a YAML file of Services,
+// EndpointSlices and Nodes exactly as `kubectl get -o yaml` prints them
+// (several documents, or a `kind: List`), re-read when it changes.
+package file
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"sigs.k8s.io/yaml"
+)
+
+// Objects are the proxied kinds found in a file.
+type Objects struct {
+	Services []*v1.Service
+	Slices   []*discovery.EndpointSlice
+	Nodes    []*v1.Node
+}
+
+// DocError is one document (or List item) that could not be used.
+type DocError struct {
+	File  string
+	Index int // 1-based document number
+	Line  int // line the document starts on
+	Item  int // 0-based item within a List document, or -1
+	// Key identifies the object when the broken document still names one
+	// ("Service ns/name"); "" when it cannot be told.
+	Key string
+	Err error
+}
+
+func (e DocError) Error() string {
+	where := fmt.Sprintf("%s: document %d (line %d)", e.File, e.Index, e.Line)
+	if e.Item >= 0 {
+		where += fmt.Sprintf(" item %d", e.Item)
+	}
+	if e.Key != "" {
+		where += " " + e.Key
+	}
+	return where + ": " + e.Err.Error()
+}
+
+// Load is the result of parsing one file.
+type Load struct {
+	Objects
+	Errors  []DocError
+	Ignored map[string]int // other kinds found (Pods, ConfigMaps...), by kind
+
+	seen map[string]int // objectKey -> 1-based document that defined it
+}
+
+var decoder runtime.Decoder
+
+func init() {
+	scheme := runtime.NewScheme()
+	if err := v1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := discovery.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	decoder = serializer.NewCodecFactory(scheme).UniversalDeserializer()
+}
+
+// Parse reads every document of a file's contents. It never fails as a
+// whole: each unusable document is listed in Errors and the rest load.
+func Parse(name string, data []byte) Load {
+	l := Load{Ignored: map[string]int{}, seen: map[string]int{}}
+	for i, d := range splitDocuments(data) {
+		if isBlank(d.body) {
+			continue
+		}
+		l.addDocument(name, i+1, d.line, -1, d.body)
+	}
+	return l
+}
+
+func (l *Load) addDocument(file string, index, line, item int, body []byte) {
+	fail := func(err error) {
+		l.Errors = append(l.Errors, DocError{File: file, Index: index, Line: line, Item: item, Key: identify(body), Err: err})
+	}
+	obj, gvk, err := decoder.Decode(body, nil, nil)
+	if err != nil {
+		if runtime.IsNotRegisteredError(err) {
+			switch h := headerOf(body); h.Kind {
+			case "":
+			case "Service", "Node", "EndpointSlice", "List":
+				fail(fmt.Errorf("apiVersion %q of kind %s is not supported (use v1, or discovery.k8s.io/v1 for EndpointSlice)", h.APIVersion, h.Kind))
+				return
+			default:
+				l.Ignored[h.Kind]++
+				return
+			}
+		}
+		fail(cleanDecodeError(err))
+		return
+	}
+	switch o := obj.(type) {
+	case *v1.List:
+		if item >= 0 {
+			fail(fmt.Errorf("a List inside a List is not supported"))
+			return
+		}
+		for j, raw := range o.Items {
+			l.addDocument(file, index, line, j, raw.Raw)
+		}
+	case *v1.Service:
+		if err := needName(&o.ObjectMeta, true); err != nil {
+			fail(err)
+			return
+		}
+		if l.firstTime(objectKey("Service", o.Namespace, o.Name), index, fail) {
+			l.Services = append(l.Services, o)
+		} else {
+			l.Services = replaceNamed(l.Services, o)
+		}
+	case *discovery.EndpointSlice:
+		if err := needName(&o.ObjectMeta, true); err != nil {
+			fail(err)
+			return
+		}
+		if l.firstTime(objectKey("EndpointSlice", o.Namespace, o.Name), index, fail) {
+			l.Slices = append(l.Slices, o)
+		} else {
+			l.Slices = replaceNamed(l.Slices, o)
+		}
+	case *v1.Node:
+		if err := needName(&o.ObjectMeta, false); err != nil {
+			fail(err)
+			return
+		}
+		if l.firstTime(objectKey("Node", "", o.Name), index, fail) {
+			l.Nodes = append(l.Nodes, o)
+		} else {
+			l.Nodes = replaceNamed(l.Nodes, o)
+		}
+	default:
+		l.Ignored[gvk.Kind]++
+	}
+}
+
+// firstTime records that a document defines key; a repeat is reported
+// (the later document wins).
+func (l *Load) firstTime(key string, index int, fail func(error)) bool {
+	if first, ok := l.seen[key]; ok {
+		fail(fmt.Errorf("%s was already defined by document %d; this later one wins", key, first))
+		return false
+	}
+	l.seen[key] = index
+	return true
+}
+
+// named is an object with a namespace and name.
+type named interface {
+	GetName() string
+	GetNamespace() string
+}
+
+// replaceNamed puts o in place of the earlier object with its name.
+func replaceNamed[T named](list []T, o T) []T {
+	for i, x := range list {
+		if x.GetName() == o.GetName() && x.GetNamespace() == o.GetNamespace() {
+			list[i] = o
+		}
+	}
+	return list
+}
+
+// needName requires metadata.name; a namespaced object without a namespace
+// goes to "default", as kubectl apply would put it.
+func needName(m interface {
+	GetName() string
+	GetNamespace() string
+	SetNamespace(string)
+}, namespaced bool) error {
+	if m.GetName() == "" {
+		return fmt.Errorf("metadata.name is missing")
+	}
+	if namespaced && m.GetNamespace() == "" {
+		m.SetNamespace("default")
+	}
+	return nil
+}
+
+// header is the little of a document needed to name it even when it does
+// not decode.
+type header struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+func headerOf(body []byte) header {
+	var h header
+	if yaml.Unmarshal(body, &h) != nil {
+		return header{}
+	}
+	return h
+}
+
+// identify names the object a document describes ("Service ns/name"), or
+// returns "" when the document is too broken to tell.
+func identify(body []byte) string {
+	var h header
+	if yaml.Unmarshal(body, &h) != nil || h.Kind == "" || h.Metadata.Name == "" {
+		return ""
+	}
+	switch h.Kind {
+	case "Service", "EndpointSlice":
+		ns := h.Metadata.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		return objectKey(h.Kind, ns, h.Metadata.Name)
+	case "Node":
+		return objectKey("Node", "", h.Metadata.Name)
+	}
+	return ""
+}
+
+func objectKey(kind, ns, name string) string {
+	if ns == "" {
+		return kind + " " + name
+	}
+	return kind + " " + ns + "/" + name
+}
+
+// cleanDecodeError trims the decoder's long prefix off an error.
+func cleanDecodeError(err error) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "json: "); i >= 0 {
+		msg = msg[i+len("json: "):]
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+type document struct {
+	line int
+	body []byte
+}
+
+// splitDocuments splits YAML at "---" lines, remembering where each
+// document starts.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	cur := document{line: 1}
+	lineNo := 0
+	for len(data) > 0 {
+		lineNo++
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i+1], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		if isSeparator(line) {
+			docs = append(docs, cur)
+			cur = document{line: lineNo + 1}
+			continue
+		}
+		cur.body = append(cur.body, line...)
+	}
+	return append(docs, cur)
+}
+
+func isSeparator(line []byte) bool {
+	t := bytes.TrimRight(line, " \t\r\n")
+	if !bytes.HasPrefix(t, []byte("---")) {
+		return false
+	}
+	rest := bytes.TrimSpace(t[3:])
+	return len(rest) == 0 || rest[0] == '#'
+}
+
+func isBlank(body []byte) bool {
+	for _, l := range bytes.Split(body, []byte("\n")) {
+		t := bytes.TrimSpace(l)
+		if len(t) > 0 && t[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
