@@ -1,0 +1,141 @@
+// Package kube is the live source: client-go shared informers on Services,
+// EndpointSlices and this Node, with the label selectors kube-proxy uses.
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/build"
+	"github.com/switchyard-proxy/switchyard/core/source"
+	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Source watches the API server.
+type Source struct {
+	Client   kubernetes.Interface
+	NodeName string
+	// ProxyName: see build.Options.ProxyName. With it empty, labelled
+	// Services are filtered out server-side as kube-proxy does.
+	ProxyName string
+	// SyncTimeout bounds the wait for the first complete view (0: until ctx
+	// ends).
+	SyncTimeout time.Duration
+}
+
+var _ source.Source = (*Source)(nil)
+
+// Selector is the label selector for Services and EndpointSlices: no
+// service.kubernetes.io/headless label, and no service-proxy-name label
+// unless a proxy name is set (the builder then picks ours).
+func Selector(proxyName string) (labels.Selector, error) {
+	sel := labels.NewSelector()
+	headless, err := labels.NewRequirement(build.LabelHeadless, selection.DoesNotExist, nil)
+	if err != nil {
+		return nil, err
+	}
+	sel = sel.Add(*headless)
+	if proxyName == "" {
+		noProxy, err := labels.NewRequirement(build.LabelServiceProxyName, selection.DoesNotExist, nil)
+		if err != nil {
+			return nil, err
+		}
+		sel = sel.Add(*noProxy)
+	}
+	return sel, nil
+}
+
+// Start registers the informers, starts them, and returns once their caches
+// have synced. Watch errors after that are retried by client-go.
+func (s *Source) Start(ctx context.Context, sink source.Sink) error {
+	sel, err := Selector(s.ProxyName)
+	if err != nil {
+		return err
+	}
+	objects := informers.NewSharedInformerFactoryWithOptions(s.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel.String() }),
+		informers.WithTransform(trim))
+	nodes := informers.NewSharedInformerFactoryWithOptions(s.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", s.NodeName).String()
+		}),
+		informers.WithTransform(trim))
+
+	svcInf := objects.Core().V1().Services().Informer()
+	sliceInf := objects.Discovery().V1().EndpointSlices().Informer()
+	nodeInf := nodes.Core().V1().Nodes().Informer()
+	for _, reg := range []struct {
+		inf cache.SharedIndexInformer
+		h   cache.ResourceEventHandler
+	}{
+		{svcInf, handler(sink.UpsertService, func(o *v1.Service) { sink.DeleteService(o.Namespace, o.Name) })},
+		{sliceInf, handler(sink.UpsertEndpointSlice, func(o *discovery.EndpointSlice) { sink.DeleteEndpointSlice(o.Namespace, o.Name) })},
+		{nodeInf, handler(sink.UpsertNode, func(o *v1.Node) { sink.DeleteNode(o.Name) })},
+	} {
+		if _, err := reg.inf.AddEventHandler(reg.h); err != nil {
+			return err
+		}
+	}
+	objects.Start(ctx.Done())
+	nodes.Start(ctx.Done())
+
+	syncCtx := ctx
+	if s.SyncTimeout > 0 {
+		var cancel context.CancelFunc
+		syncCtx, cancel = context.WithTimeout(ctx, s.SyncTimeout)
+		defer cancel()
+	}
+	if !cache.WaitForCacheSync(syncCtx.Done(), svcInf.HasSynced, sliceInf.HasSynced, nodeInf.HasSynced) {
+		return fmt.Errorf("kube source: informer caches did not sync: %w", context.Cause(syncCtx))
+	}
+	return nil
+}
+
+// handler adapts typed upsert/delete functions to an informer handler,
+// unwrapping the tombstones a missed delete leaves.
+func handler[T any](upsert func(*T), remove func(*T)) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if o, ok := obj.(*T); ok {
+				upsert(o)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if o, ok := obj.(*T); ok {
+				upsert(o)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if o, ok := obj.(*T); ok {
+				remove(o)
+			}
+		},
+	}
+}
+
+// trim drops what the proxy never reads before objects enter the cache:
+// managed fields and kubectl's last-applied annotation (often the largest
+// parts of an object).
+func trim(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+		if a := m.GetAnnotations(); a != nil {
+			if _, ok := a[v1.LastAppliedConfigAnnotation]; ok {
+				delete(a, v1.LastAppliedConfigAnnotation)
+			}
+		}
+	}
+	return obj, nil
+}
