@@ -3,6 +3,7 @@ package build
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
@@ -221,7 +222,7 @@ func (si *serviceInfo) parsePorts(svc *v1.Service, opts Options, rej *rejections
 	seenNum := map[numKey]bool{}
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
-		f := fmt.Sprintf("spec.ports[%d]", i)
+		f := "spec.ports[" + strconv.Itoa(i) + "]"
 		proto, ok := parseProtocol(p.Protocol)
 		if !ok {
 			rej.add(f+".protocol", ReasonUnknownProtocol, "protocol %q is not TCP, UDP or SCTP", p.Protocol)

@@ -52,63 +52,72 @@ func SkipSlice(s *discovery.EndpointSlice, opts Options) string {
 
 // collectEndpoints merges a Service's slices into one deduplicated endpoint
 // list per port (name, protocol), as upstream's EndpointSliceCache does:
-// an endpoint is keyed by ip:port; when two slices carry the same one, the
-// non-terminating copy wins. Slices are visited in name order so the result
-// never depends on map order.
+// an endpoint is keyed by ip:port; when several slices carry the same one,
+// a non-terminating copy wins over a terminating one. Slices are visited in
+// name order, so the result never depends on map order.
 func collectEndpoints(sl []*discovery.EndpointSlice, node string, opts Options, out *[]Rejection) map[portKey][]candidate {
 	sorted := slices.Clone(sl)
 	slices.SortFunc(sorted, func(a, b *discovery.EndpointSlice) int { return cmp.Compare(a.Name, b.Name) })
 
-	merged := map[portKey]map[netip.AddrPort]candidate{}
+	merged := map[portKey][]candidate{}
 	for _, s := range sorted {
 		if SkipSlice(s, opts) != "" {
 			continue
 		}
 		rej := rejections{obj: ObjectRef{Kind: "EndpointSlice", Namespace: s.Namespace, Name: s.Name}}
-		eps := validSliceEndpoints(s, node, &rej)
+		eps := validSliceEndpoints(s, &rej)
 		for i, p := range s.Ports {
-			key, port, ok := validSlicePort(p, fmt.Sprintf("ports[%d]", i), &rej)
+			key, port, ok := validSlicePort(p, i, &rej)
 			if !ok {
 				continue
 			}
-			set := merged[key]
-			if set == nil {
-				set = make(map[netip.AddrPort]candidate, len(eps))
-				merged[key] = set
+			list := merged[key]
+			if list == nil {
+				list = make([]candidate, 0, len(eps))
 			}
 			for _, e := range eps {
-				ap := netip.AddrPortFrom(e.ip, port)
-				if _, exists := set[ap]; exists && e.terminate {
-					continue
-				}
-				set[ap] = candidate{
+				list = append(list, candidate{
 					ep: graph.Endpoint{
 						IP: e.ip, Port: port, Node: e.node, Zone: e.zone, Local: node != "" && e.node == node,
 						Ready: e.ready, Serving: e.serving, Terminating: e.terminate,
 					},
 					zoneHints: e.zoneHints,
 					nodeHints: e.nodeHints,
-				}
+				})
 			}
+			merged[key] = list
 		}
 		*out = append(*out, rej.list...)
 	}
-
-	result := make(map[portKey][]candidate, len(merged))
-	for key, set := range merged {
-		list := make([]candidate, 0, len(set))
-		for _, c := range set {
-			list = append(list, c)
-		}
-		slices.SortFunc(list, func(a, b candidate) int { return graph.CompareEndpoints(a.ep, b.ep) })
-		result[key] = list
+	for key, list := range merged {
+		merged[key] = dedup(list)
 	}
-	return result
+	return merged
+}
+
+// dedup sorts candidates by ip:port and keeps one per ip:port: the last
+// non-terminating copy in visit order if there is one, else the first (the
+// outcome of upstream's "overwrite unless terminating" loop).
+func dedup(list []candidate) []candidate {
+	slices.SortStableFunc(list, func(a, b candidate) int { return graph.CompareEndpoints(a.ep, b.ep) })
+	out := list[:0]
+	for i := 0; i < len(list); {
+		j, pick := i+1, i
+		for j < len(list) && graph.CompareEndpoints(list[i].ep, list[j].ep) == 0 {
+			if !list[j].ep.Terminating {
+				pick = j
+			}
+			j++
+		}
+		out = append(out, list[pick])
+		i = j
+	}
+	return out
 }
 
 // validSliceEndpoints validates every endpoint of a slice once; only the
 // first address counts, as upstream uses it.
-func validSliceEndpoints(s *discovery.EndpointSlice, node string, rej *rejections) []sliceEndpoint {
+func validSliceEndpoints(s *discovery.EndpointSlice, rej *rejections) []sliceEndpoint {
 	var fam graph.IPFamily
 	switch s.AddressType {
 	case discovery.AddressTypeIPv4:
@@ -122,22 +131,22 @@ func validSliceEndpoints(s *discovery.EndpointSlice, node string, rej *rejection
 	out := make([]sliceEndpoint, 0, len(s.Endpoints))
 	for i := range s.Endpoints {
 		e := &s.Endpoints[i]
-		f := fmt.Sprintf("endpoints[%d].addresses[0]", i)
+		f := func() string { return fmt.Sprintf("endpoints[%d].addresses[0]", i) }
 		if len(e.Addresses) == 0 {
 			rej.add(fmt.Sprintf("endpoints[%d].addresses", i), ReasonMissingAddress, "endpoint has no address")
 			continue
 		}
 		ip, err := parseIP(e.Addresses[0])
 		if err != nil {
-			rej.add(f, ReasonInvalidIP, "%v", err)
+			rej.add(f(), ReasonInvalidIP, "%v", err)
 			continue
 		}
 		if graph.FamilyOf(ip) != fam {
-			rej.add(f, ReasonIPFamilyMismatch, "%s in a slice of address type %s", ip, s.AddressType)
+			rej.add(f(), ReasonIPFamilyMismatch, "%s in a slice of address type %s", ip, s.AddressType)
 			continue
 		}
 		if why := forbiddenEndpointIP(ip); why != "" {
-			rej.add(f, ReasonForbiddenIP, "%s is a %s", ip, why)
+			rej.add(f(), ReasonForbiddenIP, "%s is a %s", ip, why)
 			continue
 		}
 		se := sliceEndpoint{
@@ -165,9 +174,10 @@ func validSliceEndpoints(s *discovery.EndpointSlice, node string, rej *rejection
 	return out
 }
 
-func validSlicePort(p discovery.EndpointPort, field string, rej *rejections) (portKey, uint16, bool) {
+func validSlicePort(p discovery.EndpointPort, i int, rej *rejections) (portKey, uint16, bool) {
+	field := func() string { return fmt.Sprintf("ports[%d]", i) }
 	if p.Name == nil {
-		rej.add(field+".name", ReasonMissingPortName, "port has no name (use \"\" for an unnamed service port)")
+		rej.add(field()+".name", ReasonMissingPortName, "port has no name (use \"\" for an unnamed service port)")
 		return portKey{}, 0, false
 	}
 	if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
@@ -175,14 +185,14 @@ func validSlicePort(p discovery.EndpointPort, field string, rej *rejections) (po
 		if p.Port != nil {
 			got = fmt.Sprint(*p.Port)
 		}
-		rej.add(field+".port", ReasonInvalidPort, "port %s is outside 1..65535", got)
+		rej.add(field()+".port", ReasonInvalidPort, "port %s is outside 1..65535", got)
 		return portKey{}, 0, false
 	}
 	var proto graph.Protocol = graph.TCP
 	if p.Protocol != nil {
 		var ok bool
 		if proto, ok = parseProtocol(*p.Protocol); !ok {
-			rej.add(field+".protocol", ReasonUnknownProtocol, "protocol %q is not TCP, UDP or SCTP", *p.Protocol)
+			rej.add(field()+".protocol", ReasonUnknownProtocol, "protocol %q is not TCP, UDP or SCTP", *p.Protocol)
 			return portKey{}, 0, false
 		}
 	}
