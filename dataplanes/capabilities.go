@@ -1,0 +1,119 @@
+package dataplanes
+
+import (
+	"slices"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+)
+
+// Capability is a feature of the graph a driver may be unable to program.
+// Features the core settles itself (topology, terminating fallback, traffic
+// policy endpoint selection) are not capabilities: they arrive as endpoint
+// lists every driver programs the same way.
+type Capability string
+
+// The capabilities a service port can need.
+const (
+	IPv4             Capability = "ipv4"
+	IPv6             Capability = "ipv6"
+	TCP              Capability = "tcp"
+	UDP              Capability = "udp"
+	SCTP             Capability = "sctp"
+	NodePort         Capability = "nodeport"
+	ExternalIPs      Capability = "external-ips"
+	LoadBalancerIPs  Capability = "load-balancer-ips"
+	SourceRanges     Capability = "source-ranges"
+	SessionAffinity  Capability = "session-affinity"
+	AffinityTimeout  Capability = "affinity-timeout"
+	ExternalLocal    Capability = "external-traffic-local"
+	InternalLocal    Capability = "internal-traffic-local"
+	ShortCircuit     Capability = "short-circuit"
+	RejectNoEndpoint Capability = "reject-no-endpoints"
+)
+
+// All lists every capability in display order.
+var All = []Capability{IPv4, IPv6, TCP, UDP, SCTP, NodePort, ExternalIPs, LoadBalancerIPs,
+	SourceRanges, SessionAffinity, AffinityTimeout, ExternalLocal, InternalLocal, ShortCircuit, RejectNoEndpoint}
+
+// Capabilities is what a driver declares: the capabilities it has, and for
+// each one it lacks, why (shown to users and in the conformance matrix).
+type Capabilities struct {
+	Supported []Capability
+	Gaps      map[Capability]string
+}
+
+// Has reports whether the driver has c.
+func (c Capabilities) Has(x Capability) bool { return slices.Contains(c.Supported, x) }
+
+// Reason says why the driver lacks x ("" if it has it).
+func (c Capabilities) Reason(x Capability) string {
+	if c.Has(x) {
+		return ""
+	}
+	if r := c.Gaps[x]; r != "" {
+		return r
+	}
+	return "not supported by this driver"
+}
+
+// Needs lists the capabilities a service port needs to be fully honoured.
+func Needs(sp *graph.ServicePort) []Capability {
+	var need []Capability
+	fams := sp.Families()
+	if fams.Has(graph.IPv4) {
+		need = append(need, IPv4)
+	}
+	if fams.Has(graph.IPv6) {
+		need = append(need, IPv6)
+	}
+	switch sp.Name.Protocol {
+	case graph.TCP:
+		need = append(need, TCP)
+	case graph.UDP:
+		need = append(need, UDP)
+	case graph.SCTP:
+		need = append(need, SCTP)
+	}
+	if sp.NodePort != 0 {
+		need = append(need, NodePort)
+	}
+	if len(sp.ExternalIPs) > 0 {
+		need = append(need, ExternalIPs)
+	}
+	if len(sp.LoadBalancerIPs) > 0 {
+		need = append(need, LoadBalancerIPs)
+		if len(sp.LoadBalancerSourceRanges) > 0 {
+			need = append(need, SourceRanges)
+		}
+	}
+	if sp.SessionAffinity.ClientIP {
+		need = append(need, SessionAffinity, AffinityTimeout)
+	}
+	if sp.ExternalTrafficPolicy == graph.PolicyLocal && sp.ExternallyAccessible() {
+		need = append(need, ExternalLocal, ShortCircuit)
+	}
+	if sp.InternalTrafficPolicy == graph.PolicyLocal {
+		need = append(need, InternalLocal)
+	}
+	if fams&^sp.UsableFamilies != 0 {
+		need = append(need, RejectNoEndpoint)
+	}
+	return need
+}
+
+// Gap is one capability a service port needs and a driver lacks.
+type Gap struct {
+	Capability Capability
+	Reason     string
+}
+
+// Unhonoured lists what of a service port a driver cannot program.
+func Unhonoured(sp *graph.ServicePort, c Capabilities) []Gap {
+	var gaps []Gap
+	for _, n := range Needs(sp) {
+		if !c.Has(n) {
+			gaps = append(gaps, Gap{Capability: n, Reason: c.Reason(n)})
+		}
+	}
+	return gaps
+}
