@@ -47,3 +47,17 @@ type Factory interface {
 	// touching no dataplane.
 	Render(w io.Writer, env Env, snapshot graph.Snapshot) error
 }
+
+// AnnotationReader is implemented by a Factory whose driver reads Service
+// annotations; the core then carries those keys into the graph.
+type AnnotationReader interface {
+	Annotations() []string
+}
+
+// AnnotationsOf returns the annotation keys a factory's driver reads.
+func AnnotationsOf(f Factory) []string {
+	if a, ok := f.(AnnotationReader); ok {
+		return a.Annotations()
+	}
+	return nil
+}

@@ -168,7 +168,9 @@ func (r *Runner) Run(ctx context.Context) {
 // nextDue is when the next attempt should start.
 func (r *Runner) nextDue(now, lastRun, nextFull time.Time, failures int) time.Time {
 	if failures > 0 {
-		return earliest(lastRun.Add(r.backoff(failures)), nextFull)
+		// The backoff is capped at the sync period, so a retry never waits
+		// past a due full sync; a due full sync makes the retry full.
+		return lastRun.Add(r.backoff(failures))
 	}
 	if r.tracker.HasPending() {
 		due := lastRun.Add(r.cfg.MinSyncPeriod)

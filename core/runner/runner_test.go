@@ -220,10 +220,13 @@ func TestFailedFullSyncIsRetriedAsFull(t *testing.T) {
 	if c := h.next(); !c.full {
 		t.Fatal("want full")
 	}
+	h.none() // the retry waits for the backoff
 	h.step(time.Second)
-	if c := h.next(); !c.full {
-		t.Fatalf("retry %+v, want full", c)
+	if c := h.next(); !c.full || h.offset(c) != time.Second {
+		t.Fatalf("retry %+v at %v, want a full sync after 1s", c, h.offset(c))
 	}
+	h.step(2 * time.Second)
+	h.none() // success: the next full sync is a sync period away
 }
 
 func TestDriverPanicIsAnError(t *testing.T) {

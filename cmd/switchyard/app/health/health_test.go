@@ -1,0 +1,153 @@
+package health
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/runner"
+)
+
+func TestProxyHealth(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name   string
+		status runner.Status
+		code   int
+	}{
+		{"nothing queued", runner.Status{LastSuccess: now.Add(-time.Hour)}, 200},
+		{"queued for less than the timeout", runner.Status{QueuedSince: now.Add(-59 * time.Second)}, 200},
+		{"queued for longer than the timeout", runner.Status{QueuedSince: now.Add(-61 * time.Second), Failures: 4}, 503},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Proxy{Status: func() runner.Status { return tc.status }, Timeout: time.Minute, Now: func() time.Time { return now }}
+			for _, path := range []string{"/healthz", "/livez"} {
+				rec := httptest.NewRecorder()
+				p.Mux().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+				if rec.Code != tc.code {
+					t.Errorf("%s: %d, want %d", path, rec.Code, tc.code)
+				}
+				var rep map[string]any
+				if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil || rep["currentTime"] == nil {
+					t.Errorf("%s body %q", path, rec.Body.String())
+				}
+			}
+		})
+	}
+}
+
+func freePort(t *testing.T) uint16 {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return uint16(l.Addr().(*net.TCPAddr).Port)
+}
+
+func lbPort(name string, hc uint16, eps ...graph.Endpoint) *graph.ServicePort {
+	return &graph.ServicePort{
+		Name:                  graph.ServicePortName{Namespace: "ns", Name: name, Port: "p", Protocol: graph.TCP},
+		ClusterIPs:            []netip.Addr{netip.MustParseAddr("10.96.0.1")},
+		Port:                  80,
+		NodePort:              30000,
+		ExternalTrafficPolicy: graph.PolicyLocal,
+		HealthCheckNodePort:   hc,
+		ExternalEndpoints:     eps,
+	}
+}
+
+func ep(ip string, local, ready bool) graph.Endpoint {
+	return graph.Endpoint{IP: netip.MustParseAddr(ip), Port: 8080, Local: local, Ready: ready, Serving: true, Terminating: !ready}
+}
+
+type reply struct {
+	code  int
+	count int
+	name  string
+}
+
+func probe(t *testing.T, port uint16) reply {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+	if err != nil {
+		return reply{}
+	}
+	defer resp.Body.Close()
+	var rep serviceReport
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("body %q: %v", b, err)
+	}
+	return reply{resp.StatusCode, rep.LocalEndpoints, rep.Service.Name}
+}
+
+func TestServiceHealthCheckPorts(t *testing.T) {
+	p1, p2 := freePort(t), freePort(t)
+	s := &Services{BindIP: "127.0.0.1"}
+	defer s.Close()
+
+	s.Sync(graph.Snapshot{ServicePorts: []*graph.ServicePort{
+		lbPort("a", p1, ep("10.244.0.1", true, true), ep("10.244.0.2", true, false)),
+		lbPort("b", p2),
+	}})
+	if r := probe(t, p1); r != (reply{200, 1, "a"}) {
+		t.Fatalf("a: %+v (terminating local endpoints do not count)", r)
+	}
+	if r := probe(t, p2); r != (reply{503, 0, "b"}) {
+		t.Fatalf("b: %+v", r)
+	}
+
+	// A delta updates counts in place and closes what is gone.
+	s.Apply(graph.Delta{
+		Updated: []graph.Update{{Old: lbPort("b", p2), New: lbPort("b", p2, ep("10.244.0.3", true, true), ep("10.244.0.4", false, true))}},
+		Removed: []*graph.ServicePort{lbPort("a", p1)},
+	})
+	if r := probe(t, p2); r != (reply{200, 1, "b"}) {
+		t.Fatalf("b after delta: %+v", r)
+	}
+	if r := probe(t, p1); r.code != 0 {
+		t.Fatalf("a's port still answers after removal: %+v", r)
+	}
+}
+
+func TestServiceHealthRetriesATakenPort(t *testing.T) {
+	port := freePort(t)
+	squatter, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Services{BindIP: "127.0.0.1"}
+	defer s.Close()
+	s.Sync(graph.Snapshot{ServicePorts: []*graph.ServicePort{lbPort("a", port, ep("10.244.0.1", true, true))}})
+	if f := s.Failures(); f[port] == nil {
+		t.Fatalf("failures = %v, want the taken port", f)
+	}
+	squatter.Close()
+	s.Apply(graph.Delta{}) // any later update retries
+	if f := s.Failures(); len(f) != 0 {
+		t.Fatalf("failures after the port freed: %v", f)
+	}
+	if r := probe(t, port); r != (reply{200, 1, "a"}) {
+		t.Fatalf("probe %+v", r)
+	}
+}
+
+func TestServiceHealthReportsUnhealthyProxy(t *testing.T) {
+	port := freePort(t)
+	s := &Services{BindIP: "127.0.0.1", ProxyHealthy: func() bool { return false }}
+	defer s.Close()
+	s.Sync(graph.Snapshot{ServicePorts: []*graph.ServicePort{lbPort("a", port, ep("10.244.0.1", true, true))}})
+	if r := probe(t, port); r.code != 503 || r.count != 1 {
+		t.Fatalf("probe %+v, want 503 while the proxy is unhealthy", r)
+	}
+}

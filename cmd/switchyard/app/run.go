@@ -1,0 +1,204 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"github.com/switchyard-proxy/switchyard/cmd/switchyard/app/health"
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	coremetrics "github.com/switchyard-proxy/switchyard/core/metrics"
+	"github.com/switchyard-proxy/switchyard/core/runner"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"k8s.io/component-base/metrics"
+	"k8s.io/klog/v2"
+)
+
+// runOptions are the flags of `switchyard run`.
+type runOptions struct {
+	src               sourceOptions
+	dataplane         string
+	minSyncPeriod     time.Duration
+	syncPeriod        time.Duration
+	healthzAddr       string
+	metricsAddr       string
+	healthCheckBindIP string
+	once              bool
+}
+
+func newRunCommand() *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the proxy: watch objects and program the chosen dataplane",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context())
+		},
+	}
+	fs := cmd.Flags()
+	o.src.addFlags(fs)
+	fs.StringVar(&o.dataplane, "dataplane", "", "the dataplane driver (see `switchyard drivers`)")
+	fs.DurationVar(&o.minSyncPeriod, "min-sync-period", time.Second, "apply changes at most this often")
+	fs.DurationVar(&o.syncPeriod, "sync-period", 30*time.Second, "re-sync the whole graph this often")
+	fs.StringVar(&o.healthzAddr, "healthz-bind-address", "0.0.0.0:10256", `serve /healthz and /livez here ("" to disable)`)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "127.0.0.1:10249", `serve /metrics here ("" to disable)`)
+	fs.StringVar(&o.healthCheckBindIP, "healthcheck-bind-ip", "", "listen on this IP for health-check node ports (default: every address)")
+	fs.BoolVar(&o.once, "once", false, "sync once and exit (no servers are started)")
+	addDriverFlags(cmd)
+	return cmd
+}
+
+func (o *runOptions) validate() error {
+	if o.dataplane == "" {
+		return errors.New("--dataplane is required (see `switchyard drivers`)")
+	}
+	if o.minSyncPeriod < 0 || o.syncPeriod <= 0 || o.minSyncPeriod > o.syncPeriod {
+		return fmt.Errorf("need 0 <= --min-sync-period (%s) <= --sync-period (%s), and a positive --sync-period", o.minSyncPeriod, o.syncPeriod)
+	}
+	return nil
+}
+
+// pipeline is what the runner drives: the driver, plus the gap reporter
+// and the health-check node ports that follow what was programmed.
+type pipeline struct {
+	driver dataplanes.Driver
+	gaps   *gapReporter
+	hc     *health.Services
+}
+
+func (p *pipeline) Sync(ctx context.Context, s graph.Snapshot) error {
+	p.gaps.sync(s)
+	if err := p.driver.Sync(ctx, s); err != nil {
+		return err
+	}
+	p.hc.Sync(s)
+	return nil
+}
+
+func (p *pipeline) Apply(ctx context.Context, d graph.Delta) error {
+	p.gaps.apply(d)
+	if err := p.driver.Apply(ctx, d); err != nil {
+		return err
+	}
+	p.hc.Apply(d)
+	return nil
+}
+
+func (o *runOptions) run(ctx context.Context) error {
+	if err := o.validate(); err != nil {
+		return usageError{err}
+	}
+	bo, err := o.src.complete()
+	if err != nil {
+		return usageError{err}
+	}
+	factory, err := dataplanes.Get(o.dataplane)
+	if err != nil {
+		return usageError{err}
+	}
+	bo.Annotations = dataplanes.AnnotationsOf(factory)
+
+	reg := metrics.NewKubeRegistry()
+	reg.RawMustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := coremetrics.New()
+	m.Register(reg)
+	for _, kind := range []string{"full", "delta"} {
+		m.ApplyErrors.WithLabelValues(o.dataplane, kind) // show the series at 0
+	}
+	gaps := newGapReporter(o.dataplane, factory.Capabilities())
+	gaps.register(reg)
+
+	// The runner exists only after the tracker it reads; Notify reaches it
+	// through this variable.
+	var run *runner.Runner
+	obs := &coremetrics.Observer{Metrics: m, Driver: o.dataplane}
+	tr := tracker.New(tracker.Options{
+		NodeName: o.src.nodeName, Build: bo, Observer: obs,
+		Notify: func() {
+			if run != nil {
+				run.Trigger()
+			}
+		},
+	})
+	src, err := o.src.newSource(obs)
+	if err != nil {
+		return err
+	}
+	driver, err := factory.New(ctx, dataplanes.Env{NodeName: o.src.nodeName})
+	if err != nil {
+		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)
+	}
+	defer driver.Close()
+
+	proxyHealth := &health.Proxy{Timeout: 2 * o.syncPeriod}
+	hc := &health.Services{BindIP: o.healthCheckBindIP, ProxyHealthy: proxyHealth.Healthy}
+	defer hc.Close()
+	p := &pipeline{driver: driver, gaps: gaps, hc: hc}
+	run = runner.New(tr, p, runner.Config{MinSyncPeriod: o.minSyncPeriod, SyncPeriod: o.syncPeriod}, obs)
+	proxyHealth.Status = run.Status
+
+	klog.InfoS("Starting switchyard", "version", versionString(), "dataplane", o.dataplane, "node", o.src.nodeName)
+	if err := src.Start(ctx, tr); err != nil {
+		return err
+	}
+	if o.once {
+		return run.RunOnce(ctx)
+	}
+
+	servers, err := startServers(map[string]http.Handler{
+		o.healthzAddr: proxyHealth.Mux(),
+		o.metricsAddr: metricsMux(reg),
+	})
+	if err != nil {
+		return err
+	}
+	defer stopServers(servers)
+	run.Run(ctx)
+	klog.InfoS("Stopping switchyard; the dataplane keeps its state")
+	return nil
+}
+
+func metricsMux(reg metrics.KubeRegistry) http.Handler {
+	m := http.NewServeMux()
+	m.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
+	return m
+}
+
+// startServers listens on every non-empty address first, so a taken port
+// fails the start with a clear error, then serves.
+func startServers(handlers map[string]http.Handler) ([]*http.Server, error) {
+	var servers []*http.Server
+	for addr, h := range handlers {
+		if addr == "" {
+			continue
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			stopServers(servers)
+			return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		servers = append(servers, srv)
+		go func() {
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				klog.ErrorS(err, "Server stopped", "address", addr)
+			}
+		}()
+	}
+	return servers, nil
+}
+
+func stopServers(servers []*http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		_ = s.Shutdown(ctx)
+	}
+}

@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/switchyard-proxy/switchyard/core/build"
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/source"
+	"github.com/switchyard-proxy/switchyard/core/source/file"
+	"github.com/switchyard-proxy/switchyard/core/source/kube"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// sourceOptions choose where objects come from and how they become a graph.
+type sourceOptions struct {
+	kubeconfig    string
+	file          string
+	nodeName      string
+	proxyName     string
+	nodePortRange string
+	syncTimeout   time.Duration
+}
+
+func (o *sourceOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster config when --file is not set)")
+	fs.StringVar(&o.file, "file", "", "read Services, EndpointSlices and Nodes from this YAML file instead of an API server (re-read when it changes)")
+	fs.StringVar(&o.nodeName, "node-name", "", "the node this proxy runs on (default: the host name)")
+	fs.StringVar(&o.proxyName, "proxy-name", "", "also proxy Services labelled service.kubernetes.io/service-proxy-name with this value")
+	fs.StringVar(&o.nodePortRange, "nodeport-range", build.DefaultNodePortRange.String(), `refuse NodePorts outside this range ("" for no check)`)
+	fs.DurationVar(&o.syncTimeout, "informer-sync-timeout", 2*time.Minute, "give up if the API server's objects are not listed within this time")
+}
+
+// complete fills defaults and checks the values.
+func (o *sourceOptions) complete() (build.Options, error) {
+	if o.kubeconfig != "" && o.file != "" {
+		return build.Options{}, errors.New("--kubeconfig and --file are exclusive")
+	}
+	if o.nodeName == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return build.Options{}, fmt.Errorf("--node-name not set and no host name: %w", err)
+		}
+		o.nodeName = strings.ToLower(strings.TrimSpace(h))
+	}
+	r, err := build.ParsePortRange(o.nodePortRange)
+	if err != nil {
+		return build.Options{}, fmt.Errorf("--nodeport-range: %w", err)
+	}
+	return build.Options{ProxyName: o.proxyName, NodePortRange: r}, nil
+}
+
+// newSource returns the file or API-server source.
+func (o *sourceOptions) newSource(obs source.Observer) (source.Source, error) {
+	if o.file != "" {
+		return &file.Source{Path: o.file, Observer: obs}, nil
+	}
+	var cfg *rest.Config
+	var err error
+	if o.kubeconfig != "" {
+		if _, statErr := os.Stat(o.kubeconfig); statErr != nil {
+			return nil, fmt.Errorf("kubeconfig: %w", statErr)
+		}
+		cfg, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", o.kubeconfig, err)
+		}
+	} else if cfg, err = rest.InClusterConfig(); err != nil {
+		return nil, fmt.Errorf("no --file or --kubeconfig given, and not running in a cluster: %w", err)
+	}
+	cfg.UserAgent = "switchyard"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("API client: %w", err)
+	}
+	return &kube.Source{Client: client, NodeName: o.nodeName, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}, nil
+}
+
+// collector keeps what a source or tracker refused.
+type collector struct {
+	mu   sync.Mutex
+	list []build.Rejection
+}
+
+func (c *collector) Rejected(r build.Rejection) {
+	c.mu.Lock()
+	c.list = append(c.list, r)
+	c.mu.Unlock()
+}
+func (c *collector) ObjectChanged(string) {}
+
+// snapshotOnce loads the objects once and returns their graph and every
+// part of the input that was refused (for graph and render).
+func (o *sourceOptions) snapshotOnce(ctx context.Context, annotations []string) (graph.Snapshot, []build.Rejection, error) {
+	bo, err := o.complete()
+	if err != nil {
+		return graph.Snapshot{}, nil, usageError{err}
+	}
+	bo.Annotations = annotations
+	refused := &collector{}
+	src, err := o.newSource(refused)
+	if err != nil {
+		return graph.Snapshot{}, nil, err
+	}
+	tr := tracker.New(tracker.Options{NodeName: o.nodeName, Build: bo, Observer: refused})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the file watcher or the informers
+	if err := src.Start(ctx, tr); err != nil {
+		return graph.Snapshot{}, nil, err
+	}
+	snap := tr.Snapshot()
+	refused.mu.Lock()
+	defer refused.mu.Unlock()
+	return snap, refused.list, nil
+}

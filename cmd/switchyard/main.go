@@ -1,0 +1,10 @@
+// Command switchyard is a multi-dataplane Kubernetes service proxy.
+package main
+
+import (
+	"os"
+
+	"github.com/switchyard-proxy/switchyard/cmd/switchyard/app"
+)
+
+func main() { os.Exit(app.Main()) }
