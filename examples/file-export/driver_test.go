@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/switchyard-proxy/switchyard/cmd/switchyard/app"
@@ -40,13 +39,13 @@ func readGraph(t *testing.T, path string) graph.Snapshot {
 	return s
 }
 
-func inode(t *testing.T, path string) uint64 {
+func stat(t *testing.T, path string) os.FileInfo {
 	t.Helper()
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fi.Sys().(*syscall.Stat_t).Ino
+	return fi
 }
 
 func TestDriverWritesSyncsAndDeltas(t *testing.T) {
@@ -74,11 +73,11 @@ func TestDriverWritesSyncsAndDeltas(t *testing.T) {
 	}
 
 	// A delta that changes nothing leaves the file alone.
-	before := inode(t, d.Path)
+	before := stat(t, d.Path)
 	if err := d.Apply(ctx, graph.Delta{Updated: []graph.Update{{Old: a2, New: a2}}}); err != nil {
 		t.Fatal(err)
 	}
-	if inode(t, d.Path) != before {
+	if !os.SameFile(stat(t, d.Path), before) {
 		t.Error("an unchanged graph was rewritten")
 	}
 

@@ -1,0 +1,55 @@
+# Switchyard. The two commands that work on a fresh machine: `make demo` and
+# `make test`. Everything else is for developers.
+
+GO        ?= go
+BIN       := bin
+FUZZTIME  ?= 10s
+PKGS      := ./...
+EXAMPLE   := examples/file-export
+export GOFLAGS := -buildvcs=false
+
+.PHONY: all build test unit example fuzz demo bench lint cross clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/switchyard ./cmd/switchyard
+
+## test: lint, unit and integration tests (race detector), the third-party
+## example module, and a bounded fuzz run.
+test: lint unit example fuzz
+	@echo "make test: all passed"
+
+unit:
+	$(GO) test -race -count=1 $(PKGS)
+
+example:
+	cd $(EXAMPLE) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd $(EXAMPLE) && $(GO) build -o ../../$(BIN)/switchyard-file-export .
+	$(BIN)/switchyard-file-export run --dataplane file-export --file examples/cluster.yaml \
+		--node-name node-1 --once --file-export-path $(BIN)/file-export-smoke.json
+	@test -s $(BIN)/file-export-smoke.json && echo "example driver: wrote $(BIN)/file-export-smoke.json"
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzServicePorts$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./core/build/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./core/source/file/
+
+## demo: the sample cluster through the core and every driver; no cluster needed.
+demo: build
+	@hack/demo.sh
+
+## bench: Go benchmarks of the core at 1k and 10k Services.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./core/tracker/ | tee $(BIN)/bench-core.txt
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	GOOS=windows $(GO) vet $(PKGS)
+	cd $(EXAMPLE) && GOOS=windows $(GO) vet ./...
+
+cross:
+	GOOS=windows GOARCH=amd64 $(GO) build -o $(BIN)/switchyard.exe ./cmd/switchyard
+
+clean:
+	rm -rf $(BIN)
