@@ -109,36 +109,6 @@ func (t *Tracker) snapshotLocked(built map[svcKey]builtService) graph.Snapshot {
 	return graph.Snapshot{Node: t.node, ServicePorts: all}
 }
 
-// Rejections lists what the last builds refused, sorted by object.
-func (t *Tracker) Rejections() []build.Rejection {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out []build.Rejection
-	for _, st := range t.services {
-		out = append(out, st.rejections...)
-	}
-	for _, r := range t.orphanRejs {
-		out = append(out, r)
-	}
-	slices.SortStableFunc(out, func(a, b build.Rejection) int {
-		if c := compareStrings(a.Object.String(), b.Object.String()); c != 0 {
-			return c
-		}
-		return compareStrings(a.Field, b.Field)
-	})
-	return out
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // diffSorted appends the changes between two name-sorted lists of one
 // service's ports to d.
 func diffSorted(d *graph.Delta, old, new []*graph.ServicePort) {

@@ -110,81 +110,53 @@ func (l *Load) addDocument(file string, index, line, item int, body []byte) {
 			l.addDocument(file, index, line, j, raw.Raw)
 		}
 	case *v1.Service:
-		if err := needName(&o.ObjectMeta, true); err != nil {
-			fail(err)
-			return
-		}
-		if l.firstTime(objectKey("Service", o.Namespace, o.Name), index, fail) {
-			l.Services = append(l.Services, o)
-		} else {
-			l.Services = replaceNamed(l.Services, o)
-		}
+		l.Services = add(l, l.Services, o, "Service", index, fail)
 	case *discovery.EndpointSlice:
-		if err := needName(&o.ObjectMeta, true); err != nil {
-			fail(err)
-			return
-		}
-		if l.firstTime(objectKey("EndpointSlice", o.Namespace, o.Name), index, fail) {
-			l.Slices = append(l.Slices, o)
-		} else {
-			l.Slices = replaceNamed(l.Slices, o)
-		}
+		l.Slices = add(l, l.Slices, o, "EndpointSlice", index, fail)
 	case *v1.Node:
-		if err := needName(&o.ObjectMeta, false); err != nil {
-			fail(err)
-			return
-		}
-		if l.firstTime(objectKey("Node", "", o.Name), index, fail) {
-			l.Nodes = append(l.Nodes, o)
-		} else {
-			l.Nodes = replaceNamed(l.Nodes, o)
-		}
+		l.Nodes = add(l, l.Nodes, o, "Node", index, fail)
 	default:
 		l.Ignored[gvk.Kind]++
 	}
 }
 
-// firstTime records that a document defines key; a repeat is reported
-// (the later document wins).
-func (l *Load) firstTime(key string, index int, fail func(error)) bool {
-	if first, ok := l.seen[key]; ok {
-		fail(fmt.Errorf("%s was already defined by document %d; this later one wins", key, first))
-		return false
-	}
-	l.seen[key] = index
-	return true
-}
-
-// named is an object with a namespace and name.
-type named interface {
+// object is what the parser needs of Services, EndpointSlices and Nodes.
+type object interface {
 	GetName() string
 	GetNamespace() string
+	SetNamespace(string)
 }
 
-// replaceNamed puts o in place of the earlier object with its name.
-func replaceNamed[T named](list []T, o T) []T {
+// add appends o to list, or replaces the earlier object of the same name
+// (reporting the repeat: the later document wins). It requires a name; a
+// namespaced object without a namespace goes to "default", as kubectl apply
+// would put it.
+func add[T object](l *Load, list []T, o T, kind string, index int, fail func(error)) []T {
+	if o.GetName() == "" {
+		fail(fmt.Errorf("metadata.name is missing"))
+		return list
+	}
+	ns := o.GetNamespace()
+	switch {
+	case kind == "Node":
+		ns = "" // cluster-scoped
+	case ns == "":
+		ns = "default"
+		o.SetNamespace(ns)
+	}
+	key := objectKey(kind, ns, o.GetName())
+	first, seen := l.seen[key]
+	if !seen {
+		l.seen[key] = index
+		return append(list, o)
+	}
+	fail(fmt.Errorf("%s was already defined by document %d; this later one wins", key, first))
 	for i, x := range list {
 		if x.GetName() == o.GetName() && x.GetNamespace() == o.GetNamespace() {
 			list[i] = o
 		}
 	}
 	return list
-}
-
-// needName requires metadata.name; a namespaced object without a namespace
-// goes to "default", as kubectl apply would put it.
-func needName(m interface {
-	GetName() string
-	GetNamespace() string
-	SetNamespace(string)
-}, namespaced bool) error {
-	if m.GetName() == "" {
-		return fmt.Errorf("metadata.name is missing")
-	}
-	if namespaced && m.GetNamespace() == "" {
-		m.SetNamespace("default")
-	}
-	return nil
 }
 
 // header is the little of a document needed to name it even when it does
