@@ -38,9 +38,11 @@ fuzz:
 demo: build
 	@hack/demo.sh
 
-## bench: Go benchmarks of the core at 1k and 10k Services.
+## bench: Go benchmarks of the core at 1k and 10k Services (10 endpoints each).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./core/tracker/ | tee $(BIN)/bench-core.txt
+	@mkdir -p $(BIN)
+	$(GO) test -run '^$$' -bench FullBuild -benchmem -benchtime 10x ./core/tracker/ | tee $(BIN)/bench-core.txt
+	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 2000x ./core/tracker/ | tee -a $(BIN)/bench-core.txt
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
