@@ -1,0 +1,227 @@
+// Package ofconn is the driver's OpenFlow 1.5 connection to one bridge,
+// on top of ofnet's ofctrl: it reconnects forever, reports every
+// (re)connection so the driver can reconcile, sends all changes as atomic
+// bundles (ofnet only reports errors for bundles), dumps the driver's own
+// flows and groups with its own multipart requests, and hands packet-ins
+// to a bounded queue so the receive loop never blocks.
+package ofconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"antrea.io/libOpenflow/openflow15"
+	"antrea.io/libOpenflow/util"
+	"antrea.io/ofnet/ofctrl"
+	"k8s.io/klog/v2"
+)
+
+// ControllerID is the controller id Switchyard sets on every connection,
+// so controller() actions in adopted flows keep reaching it after a restart
+// (ofnet picks a random one per process).
+const ControllerID uint16 = 0x5359
+
+// Handler hears about connections and packet-ins. Both are called from
+// the connection's own goroutines, never from ofnet's receive loop.
+type Handler interface {
+	// Connected runs after every (re)connection, once the switch is ready;
+	// flows may have been lost (ovs-vswitchd restarted).
+	Connected()
+	// PacketIn handles one packet sent to the controller.
+	PacketIn(pkt *ofctrl.PacketIn)
+}
+
+// Conn is one bridge connection.
+type Conn struct {
+	socket  string
+	handler Handler
+	ctrl    *ofctrl.Controller
+	packets chan *ofctrl.PacketIn
+	stop    chan struct{}
+	done    chan struct{}
+
+	mu        sync.Mutex
+	sw        *ofctrl.OFSwitch
+	ready     chan struct{} // closed while connected
+	waiters   map[uint32]chan *openflow15.MultipartReply
+	connected int // number of connections so far
+	dropped   int // packet-ins dropped because the queue was full
+}
+
+// Dial starts connecting to the bridge's management socket (a path) and
+// keeps reconnecting until Close.
+func Dial(socket string, h Handler) *Conn {
+	c := &Conn{
+		socket:  socket,
+		handler: h,
+		packets: make(chan *ofctrl.PacketIn, 256),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		ready:   make(chan struct{}),
+		waiters: map[uint32]chan *openflow15.MultipartReply{},
+	}
+	c.ctrl = ofctrl.NewController(&app{c})
+	go c.connectLoop()
+	go c.packetLoop()
+	return c
+}
+
+// connectLoop runs ofctrl's Connect, which blocks while connected and
+// reconnects by itself after a lost connection; the first dial gives up
+// only when told to (MaxRetry 0 means forever).
+func (c *Conn) connectLoop() {
+	defer close(c.done)
+	for {
+		err := c.ctrl.Connect(c.socket)
+		select {
+		case <-c.stop:
+			return
+		default:
+		}
+		klog.V(2).InfoS("OpenFlow connection ended; retrying", "socket", c.socket, "err", err)
+		select {
+		case <-c.stop:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Conn) packetLoop() {
+	for {
+		select {
+		case <-c.stop:
+			return
+		case p := <-c.packets:
+			c.handler.PacketIn(p)
+		}
+	}
+}
+
+// Close disconnects; the bridge keeps its flows.
+func (c *Conn) Close() {
+	close(c.stop)
+	c.mu.Lock()
+	sw := c.sw
+	c.mu.Unlock()
+	if sw != nil {
+		sw.Disconnect()
+	}
+	c.ctrl.Delete()
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// WaitReady blocks until connected or ctx ends.
+func (c *Conn) WaitReady(ctx context.Context) error {
+	c.mu.Lock()
+	ready := c.ready
+	c.mu.Unlock()
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("no OpenFlow connection to %s: %w", c.socket, ctx.Err())
+	}
+}
+
+// ErrNotConnected is returned while the bridge is unreachable.
+var ErrNotConnected = errors.New("not connected to the bridge")
+
+func (c *Conn) current() (*ofctrl.OFSwitch, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sw == nil {
+		return nil, fmt.Errorf("%w (%s)", ErrNotConnected, c.socket)
+	}
+	return c.sw, nil
+}
+
+// Connections counts the connections made so far.
+func (c *Conn) Connections() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.connected
+}
+
+// Send sends one message outside a bundle (packet-outs). The message must
+// not be changed afterwards: ofnet marshals it later.
+func (c *Conn) Send(msg util.Message) error {
+	sw, err := c.current()
+	if err != nil {
+		return err
+	}
+	return sw.Send(msg)
+}
+
+// app adapts ofctrl's callbacks.
+type app struct{ c *Conn }
+
+func (a *app) SwitchConnected(sw *ofctrl.OFSwitch) {
+	c := a.c
+	// Packet-in2 carries userdata; the fixed controller id makes our
+	// controller() actions reach us; full packets for crafted replies.
+	if err := sw.SetPacketInFormat(openflow15.OFPUTIL_PACKET_IN_NXT2); err != nil {
+		klog.ErrorS(err, "Setting packet-in format failed")
+	}
+	if err := sw.Send(openflow15.NewSetControllerID(ControllerID)); err != nil {
+		klog.ErrorS(err, "Setting the controller id failed")
+	}
+	c.mu.Lock()
+	c.sw = sw
+	c.connected++
+	select {
+	case <-c.ready:
+	default:
+		close(c.ready)
+	}
+	c.mu.Unlock()
+	klog.InfoS("Connected to the bridge", "socket", c.socket)
+	go c.handler.Connected()
+}
+
+func (a *app) SwitchDisconnected(sw *ofctrl.OFSwitch) {
+	c := a.c
+	c.mu.Lock()
+	if c.sw == sw {
+		c.sw = nil
+		c.ready = make(chan struct{})
+	}
+	for xid, w := range c.waiters {
+		close(w)
+		delete(c.waiters, xid)
+	}
+	c.mu.Unlock()
+	klog.InfoS("Lost the bridge connection; reconnecting", "socket", c.socket)
+}
+
+func (a *app) PacketRcvd(_ *ofctrl.OFSwitch, pkt *ofctrl.PacketIn) {
+	select {
+	case a.c.packets <- pkt:
+	default:
+		a.c.mu.Lock()
+		a.c.dropped++
+		a.c.mu.Unlock()
+	}
+}
+
+func (a *app) MultipartReply(_ *ofctrl.OFSwitch, rep *openflow15.MultipartReply) {
+	c := a.c
+	c.mu.Lock()
+	w := c.waiters[rep.Xid]
+	c.mu.Unlock()
+	if w != nil {
+		w <- rep // buffered generously; see dump
+	}
+}
+
+func (a *app) FlowGraphEnabledOnSwitch() bool        { return false }
+func (a *app) TLVMapEnabledOnSwitch() bool           { return false }
+func (a *app) PortStatusRcvd(*openflow15.PortStatus) {}
+func (a *app) MaxRetry() int                         { return 0 }
+func (a *app) RetryInterval() time.Duration          { return 200 * time.Millisecond }

@@ -1,0 +1,8 @@
+// Package openflow is Switchyard's small model of OpenFlow 1.5 flows and
+// groups: typed match fields and actions that render both as the text
+// ovs-ofctl accepts (for `switchyard render` and for tests) and as
+// libOpenflow messages (for the driver). Every flow's cookie is derived
+// from its text, so a flow's cookie names its exact content: two flows with
+// the same cookie are the same flow, which is how the driver reconciles
+// with what OVS holds without decoding dumped actions.
+package openflow
