@@ -1,0 +1,294 @@
+package pipeline
+
+import (
+	"hash/fnv"
+	"net/netip"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
+)
+
+// MaxAffinityTimeout is the longest idle_timeout a learned flow can have.
+const MaxAffinityTimeout = 65535
+
+// ServiceResult is what one service port needs in the bridge.
+type ServiceResult struct {
+	// Flows are the service port's own ServiceLB flows.
+	Flows []*of.Flow
+	// Groups are its select groups (IDs from the allocator).
+	Groups []*of.Group
+	// Endpoints are EndpointDNAT flows; several service ports may need the
+	// same one (same endpoint, port and protocol).
+	Endpoints []*of.Flow
+	// AffinityClamped is set when timeoutSeconds exceeded MaxAffinityTimeout.
+	AffinityClamped bool
+}
+
+// GroupIDs hands out the group ID of one of a service port's endpoint
+// lists, by slot ("IPv4/internal", "IPv6/external", ...). The driver keeps
+// an ID for as long as the slot exists, so a changed endpoint list is one
+// group modification.
+type GroupIDs func(slot string, buckets [][]of.Action) uint32
+
+func protoOf(p graph.Protocol) of.IPProto {
+	switch p {
+	case graph.UDP:
+		return of.ProtoUDP
+	case graph.SCTP:
+		return of.ProtoSCTP
+	}
+	return of.ProtoTCP
+}
+
+// frontend is one address and port traffic arrives on.
+type frontend struct {
+	ip     netip.Addr
+	port   uint16
+	ranges []netip.Prefix // source filter (LoadBalancer IPs only)
+}
+
+// ServiceFlows maps one service port to flows and groups.
+func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult {
+	var res ServiceResult
+	proto := protoOf(sp.Name.Protocol)
+	affinity := sp.SessionAffinity.ClientIP
+	groups := map[uint32]bool{}
+	endpoints := map[netip.AddrPort]bool{}
+
+	for _, fam := range sp.Families().List() {
+		lists := struct{ internal, external, short []graph.Endpoint }{
+			ofFamily(sp.InternalEndpoints, fam), ofFamily(sp.ExternalEndpoints, fam), ofFamily(sp.ShortCircuitEndpoints, fam),
+		}
+		// target is what a frontend does with a list: pick an endpoint,
+		// or reject/drop when the list is empty. Equal lists share the
+		// group of the first slot that had them.
+		bySlotContent := map[string]uint32{}
+		target := func(kind string, eps []graph.Endpoint) []of.Action {
+			if len(eps) == 0 {
+				if sp.NoEndpointsAction(fam) == graph.Reject {
+					return a(of.Controller{ID: c.ControllerID, UserData: []byte{PacketInReject}})
+				}
+				return nil // drop
+			}
+			buckets := make([][]of.Action, 0, len(eps))
+			for _, e := range eps {
+				buckets = append(buckets, bucket(e, affinity))
+				endpoints[e.AddrPort()] = true
+			}
+			key := bucketsKey(buckets)
+			id, seen := bySlotContent[key]
+			if !seen {
+				id = ids(fam.String()+"/"+kind, buckets)
+				bySlotContent[key] = id
+			}
+			if !groups[id] {
+				groups[id] = true
+				res.Groups = append(res.Groups, &of.Group{ID: id, Buckets: buckets})
+			}
+			state := uint32(stateSelected)
+			if affinity {
+				state = stateToLearn
+			}
+			return a(loadState(state), of.ToGroup(id))
+		}
+		base := func(fe frontend) []of.Match {
+			return m(of.EthType(ethType(fam)), of.IPProto(proto), of.IPDst(host(fe.ip)), of.L4Dst{Proto: proto, Port: fe.port}, matchState(stateToSelect))
+		}
+
+		// ClusterIP.
+		if cip, ok := ipOf(sp.ClusterIPs, fam); ok {
+			fe := frontend{ip: cip, port: sp.Port}
+			res.Flows = append(res.Flows, flow(ServiceLB, 200, base(fe), target("internal", lists.internal), nil))
+			if affinity && len(lists.internal) > 0 {
+				res.Flows = append(res.Flows, learnFlow(sp, fe, fam, proto, &res))
+			}
+		}
+
+		// External frontends.
+		var ext []frontend
+		if sp.NodePort != 0 {
+			for _, ip := range c.NodeIPs {
+				if graph.FamilyOf(ip) == fam {
+					ext = append(ext, frontend{ip: ip, port: sp.NodePort})
+				}
+			}
+		}
+		for _, ip := range sp.ExternalIPs {
+			if graph.FamilyOf(ip) == fam {
+				ext = append(ext, frontend{ip: ip, port: sp.Port})
+			}
+		}
+		for _, ip := range sp.LoadBalancerIPs {
+			if graph.FamilyOf(ip) == fam {
+				fe := frontend{ip: ip, port: sp.Port}
+				for _, r := range sp.LoadBalancerSourceRanges {
+					if graph.FamilyOf(r.Addr()) == fam {
+						fe.ranges = append(fe.ranges, r)
+					}
+				}
+				ext = append(ext, fe)
+			}
+		}
+		local := sp.ExternalTrafficPolicy == graph.PolicyLocal
+		for _, fe := range ext {
+			type variant struct {
+				prio    uint16
+				source  []of.Match
+				masq    bool
+				kind    string
+				targets []graph.Endpoint
+			}
+			var vs []variant
+			if local {
+				// Traffic from this node (pods, the node itself) short-circuits
+				// to cluster endpoints; the node's own is masqueraded.
+				vs = []variant{
+					{220, m(of.Reg{Index: regSource, Value: srcNode, Mask: srcMask}), true, "short-circuit", lists.short},
+					{210, m(of.Reg{Index: regSource, Value: srcLocalBit, Mask: srcLocalBit}), false, "short-circuit", lists.short},
+					{200, nil, false, "external", lists.external},
+				}
+			} else {
+				vs = []variant{{200, nil, true, "external", lists.external}}
+			}
+			sources := [][]of.Match{nil}
+			if len(fe.ranges) > 0 {
+				sources = nil
+				for _, r := range fe.ranges {
+					sources = append(sources, m(of.IPSrc(r)))
+				}
+				// Anything else to this LoadBalancer IP is dropped.
+				res.Flows = append(res.Flows, flow(ServiceLB, 150, base(fe), nil, nil))
+			}
+			for _, src := range sources {
+				for _, v := range vs {
+					acts := target(v.kind, v.targets)
+					if v.masq && len(v.targets) > 0 {
+						acts = append(a(of.LoadReg{Index: regFlags, Value: flagMasquerade, Mask: flagMasquerade}), acts...)
+					}
+					match := append(append(base(fe), src...), v.source...)
+					res.Flows = append(res.Flows, flow(ServiceLB, v.prio, match, acts, nil))
+				}
+			}
+			if affinity && (len(lists.external) > 0 || len(lists.short) > 0) {
+				res.Flows = append(res.Flows, learnFlow(sp, fe, fam, proto, &res))
+			}
+		}
+	}
+
+	// One DNAT flow per endpoint this service port can reach.
+	for _, e := range allEndpoints(sp) {
+		if endpoints[e.AddrPort()] {
+			res.Endpoints = append(res.Endpoints, dnatFlow(c, e, proto))
+			delete(endpoints, e.AddrPort())
+		}
+	}
+	return res
+}
+
+func bucketsKey(buckets [][]of.Action) string {
+	var b []byte
+	for _, bk := range buckets {
+		for _, x := range bk {
+			b = append(b, x.Text()...)
+			b = append(b, ';')
+		}
+		b = append(b, '|')
+	}
+	return string(b)
+}
+
+func ofFamily(eps []graph.Endpoint, f graph.IPFamily) []graph.Endpoint {
+	var out []graph.Endpoint
+	for _, e := range eps {
+		if graph.FamilyOf(e.IP) == f {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func allEndpoints(sp *graph.ServicePort) []graph.Endpoint {
+	all := append(append(append([]graph.Endpoint{}, sp.InternalEndpoints...), sp.ExternalEndpoints...), sp.ShortCircuitEndpoints...)
+	graph.SortEndpoints(all)
+	return all
+}
+
+// bucket loads an endpoint into the registers and continues to DNAT, or
+// back to ServiceLB to learn it first.
+func bucket(e graph.Endpoint, affinity bool) []of.Action {
+	next := of.Resubmit(EndpointDNAT.ID)
+	if affinity {
+		next = of.Resubmit(ServiceLB.ID)
+	}
+	return a(loadEndpointIP(e.IP), of.LoadReg{Index: regEndpoint, Value: uint32(e.Port), Mask: portMask}, next)
+}
+
+func loadEndpointIP(ip netip.Addr) of.Action {
+	if ip.Is4() {
+		b := ip.As4()
+		return of.LoadReg{Index: regEndpointIP, Value: uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]), Mask: 0xffffffff}
+	}
+	return of.LoadXXReg{Index: xxregEndpoint6, Value: ip.As16()}
+}
+
+func matchEndpointIP(ip netip.Addr) of.Match {
+	if ip.Is4() {
+		b := ip.As4()
+		return of.Reg{Index: regEndpointIP, Value: uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]), Mask: 0xffffffff}
+	}
+	return of.XXReg{Index: xxregEndpoint6, Value: ip.As16()}
+}
+
+// dnatFlow commits a connection with DNAT to one endpoint.
+func dnatFlow(c *Config, e graph.Endpoint, proto of.IPProto) *of.Flow {
+	return flow(EndpointDNAT, 200,
+		m(of.EthType(ethType(graph.FamilyOf(e.IP))), of.IPProto(proto), matchEndpointIP(e.IP),
+			of.Reg{Index: regEndpoint, Value: stateSelected | uint32(e.Port), Mask: endpointMask}),
+		a(of.CT{Commit: true, Zone: c.CtZone, Table: int(ServiceSNAT.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
+			SetMark: markService, MarkMask: markService}), nil)
+}
+
+// learnFlow records the chosen endpoint for the client and frontend, then
+// continues to DNAT. Learned flows expire after timeoutSeconds without a
+// new connection from the client (idle_timeout; each new connection that
+// uses the learned flow refreshes it, as upstream's iptables "recent" and
+// nftables affinity sets are refreshed).
+func learnFlow(sp *graph.ServicePort, fe frontend, fam graph.IPFamily, proto of.IPProto, res *ServiceResult) *of.Flow {
+	timeout := sp.SessionAffinity.TimeoutSeconds
+	if timeout > MaxAffinityTimeout {
+		timeout = MaxAffinityTimeout
+		res.AffinityClamped = true
+	}
+	src, dst, epField, epBits := "NXM_OF_IP_SRC", "NXM_OF_IP_DST", "NXM_NX_REG3", uint16(32)
+	if fam == graph.IPv6 {
+		src, dst, epField, epBits = "NXM_NX_IPV6_SRC", "NXM_NX_IPV6_DST", "NXM_NX_XXREG3", 128
+	}
+	l4 := map[of.IPProto]string{of.ProtoTCP: "NXM_OF_TCP_DST", of.ProtoUDP: "NXM_OF_UDP_DST", of.ProtoSCTP: "OXM_OF_SCTP_DST"}[proto]
+	addrBits := uint16(32)
+	if fam == graph.IPv6 {
+		addrBits = 128
+	}
+	learn := of.Learn{
+		Table: SessionAffinity.ID, Priority: 200, IdleTimeout: uint16(timeout), DeleteLearned: true,
+		Cookie: of.CookieTag | of.CookieKindLearn | learnCookie(sp.Name),
+		Specs: []of.LearnSpec{
+			{Field: "NXM_OF_ETH_TYPE", TextName: "eth_type", Bits: 16, Value: uint64(ethType(fam))},
+			{Field: "NXM_OF_IP_PROTO", TextName: "nw_proto", Bits: 8, Value: uint64(proto)},
+			{Field: src, Bits: addrBits, From: src},
+			{Field: dst, Bits: addrBits, From: dst},
+			{Field: l4, Bits: 16, From: l4},
+			{Load: true, Field: epField, Bits: epBits, From: epField},
+			{Load: true, Field: "NXM_NX_REG4", Bits: 16, From: "NXM_NX_REG4"},
+			{Load: true, Field: "NXM_NX_REG4", Start: stateShift, Bits: 3, Value: stateSelected >> stateShift},
+		},
+	}
+	match := m(of.EthType(ethType(fam)), of.IPProto(proto), of.IPDst(host(fe.ip)), of.L4Dst{Proto: proto, Port: fe.port}, matchState(stateToLearn))
+	return flow(ServiceLB, 190, match, a(learn, loadState(stateSelected)), &EndpointDNAT)
+}
+
+// learnCookie gives a service port's learned flows a cookie of their own.
+func learnCookie(n graph.ServicePortName) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(n.String()))
+	return h.Sum64() & (1<<40 - 1)
+}

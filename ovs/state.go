@@ -1,0 +1,265 @@
+package ovs
+
+import (
+	"sort"
+
+	"antrea.io/libOpenflow/openflow15"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
+)
+
+// state is the driver's view of the bridge: the flows and groups it wants
+// (reference-counted by owner: static, uplink, a pod, a service port) and
+// the ones it believes are installed. Changes record what they touched, so
+// a commit looks only at that: work proportional to the change.
+type state struct {
+	flows  map[uint64]*flowEntry // desired, by cookie
+	groups map[uint32]*groupEntry
+	owners map[string]*owned
+
+	installedFlows  map[uint64]bool
+	installedGroups map[uint32]string // id -> content signature
+	// flowIdentity remembers table, priority and match of the flows this
+	// process installed: a flow replaced by one with the same identity
+	// needs no delete. (Adopted flows have no known identity.)
+	flowIdentity map[uint64]string
+
+	touchedFlows  map[uint64]bool
+	touchedGroups map[uint32]bool
+
+	alloc *groupAllocator
+}
+
+type flowEntry struct {
+	flow *of.Flow
+	refs int
+}
+
+type groupEntry struct {
+	group *of.Group
+	sig   string
+}
+
+type owned struct {
+	flows  []uint64
+	groups []uint32
+}
+
+func newState(base uint32) *state {
+	return &state{
+		flows:           map[uint64]*flowEntry{},
+		groups:          map[uint32]*groupEntry{},
+		owners:          map[string]*owned{},
+		installedFlows:  map[uint64]bool{},
+		installedGroups: map[uint32]string{},
+		flowIdentity:    map[uint64]string{},
+		touchedFlows:    map[uint64]bool{},
+		touchedGroups:   map[uint32]bool{},
+		alloc:           newGroupAllocator(base),
+	}
+}
+
+// setOwner replaces everything an owner wants. Groups are the owner's
+// alone; flows may be shared with other owners.
+func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group) {
+	old := s.owners[key]
+	next := &owned{}
+	for _, f := range flows {
+		c := f.Cookie()
+		e := s.flows[c]
+		if e == nil {
+			e = &flowEntry{flow: f}
+			s.flows[c] = e
+			s.touchedFlows[c] = true
+		}
+		e.refs++
+		next.flows = append(next.flows, c)
+	}
+	for _, g := range groups {
+		sig := groupSignature(g)
+		if e := s.groups[g.ID]; e == nil || e.sig != sig {
+			s.groups[g.ID] = &groupEntry{group: g, sig: sig}
+			s.touchedGroups[g.ID] = true
+		}
+		next.groups = append(next.groups, g.ID)
+	}
+	if old != nil {
+		s.release(old, next.groups)
+	}
+	if len(next.flows) == 0 && len(next.groups) == 0 {
+		delete(s.owners, key)
+	} else {
+		s.owners[key] = next
+	}
+}
+
+// removeOwner drops everything an owner wanted.
+func (s *state) removeOwner(key string) {
+	if old := s.owners[key]; old != nil {
+		s.release(old, nil)
+		delete(s.owners, key)
+	}
+}
+
+func (s *state) release(old *owned, keepGroups []uint32) {
+	for _, c := range old.flows {
+		e := s.flows[c]
+		e.refs--
+		if e.refs == 0 {
+			delete(s.flows, c)
+			s.touchedFlows[c] = true
+		}
+	}
+	keep := map[uint32]bool{}
+	for _, id := range keepGroups {
+		keep[id] = true
+	}
+	for _, id := range old.groups {
+		if !keep[id] {
+			delete(s.groups, id)
+			s.touchedGroups[id] = true
+		}
+	}
+}
+
+// groupSignature is a group's content, as its bucket IDs tell it.
+func groupSignature(g *of.Group) string {
+	ids := make([]uint32, 0, len(g.Buckets))
+	for _, b := range g.Buckets {
+		ids = append(ids, of.BucketID(b))
+	}
+	return signatureOf(ids)
+}
+
+func signatureOf(ids []uint32) string {
+	sorted := append([]uint32(nil), ids...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	b := make([]byte, 0, 4*len(sorted))
+	for _, id := range sorted {
+		b = append(b, byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
+	}
+	return string(b)
+}
+
+// adopt replaces the installed view with what a dump found, and marks
+// everything for comparison.
+func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
+	s.installedFlows = map[uint64]bool{}
+	for _, f := range flows {
+		if f.Cookie&of.CookieTagMask == of.CookieTag && !of.IsLearnedCookie(f.Cookie) {
+			s.installedFlows[f.Cookie] = true
+			s.touchedFlows[f.Cookie] = true
+		}
+	}
+	for c := range s.flows {
+		s.touchedFlows[c] = true
+	}
+	s.installedGroups = map[uint32]string{}
+	for _, g := range groups {
+		if s.alloc.owns(g.ID) {
+			s.installedGroups[g.ID] = signatureOf(g.Buckets)
+			s.touchedGroups[g.ID] = true
+		}
+	}
+	for id := range s.groups {
+		s.touchedGroups[id] = true
+	}
+}
+
+// pending builds the messages that bring the bridge to the desired state
+// for everything touched. A flow whose cookie is installed is identical;
+// a new flow with the match of an old one replaces it, so the old one's
+// delete is left out.
+func (s *state) pending() (*ofconn.Batch, error) {
+	b := &ofconn.Batch{}
+	added := map[string]bool{}
+	for c := range s.touchedFlows {
+		if e := s.flows[c]; e != nil && !s.installedFlows[c] {
+			fm, err := e.flow.FlowMod()
+			if err != nil {
+				return nil, err
+			}
+			b.FlowAdds = append(b.FlowAdds, fm)
+			added[identity(e.flow)] = true
+		}
+	}
+	for c := range s.touchedFlows {
+		if s.flows[c] == nil && s.installedFlows[c] {
+			if id, ok := s.flowIdentity[c]; ok && added[id] {
+				continue // the add with the same match replaces it
+			}
+			b.FlowDeletes = append(b.FlowDeletes, of.DeleteByCookie(c, ^uint64(0)))
+		}
+	}
+	for id := range s.touchedGroups {
+		e := s.groups[id]
+		inst, installed := s.installedGroups[id]
+		switch {
+		case e != nil && !installed:
+			msg, err := e.group.GroupMessage(openflow15.OFPGC_ADD)
+			if err != nil {
+				return nil, err
+			}
+			b.GroupAdds = append(b.GroupAdds, msg)
+		case e != nil && inst != e.sig:
+			msg, err := e.group.GroupMessage(openflow15.OFPGC_MODIFY)
+			if err != nil {
+				return nil, err
+			}
+			b.GroupAdds = append(b.GroupAdds, msg)
+		case e == nil && installed:
+			msg, err := (&of.Group{ID: id}).GroupMessage(openflow15.OFPGC_DELETE)
+			if err != nil {
+				return nil, err
+			}
+			b.GroupDeletes = append(b.GroupDeletes, msg)
+		}
+	}
+	return b, nil
+}
+
+// committed records that the pending batch took effect.
+func (s *state) committed() {
+	for c := range s.touchedFlows {
+		if s.flows[c] != nil {
+			s.installedFlows[c] = true
+		} else {
+			delete(s.installedFlows, c)
+			delete(s.flowIdentity, c)
+		}
+	}
+	for id := range s.touchedGroups {
+		if e := s.groups[id]; e != nil {
+			s.installedGroups[id] = e.sig
+		} else {
+			delete(s.installedGroups, id)
+		}
+	}
+	for c := range s.flows {
+		if s.touchedFlows[c] {
+			s.flowIdentity[c] = identity(s.flows[c].flow)
+		}
+	}
+	s.touchedFlows = map[uint64]bool{}
+	s.touchedGroups = map[uint32]bool{}
+}
+
+// identity is what OpenFlow uses to tell flows apart: table, priority and
+// match. Adding a flow with the identity of an installed one replaces it.
+func identity(f *of.Flow) string {
+	id := f.Text()
+	// drop the cookie and the actions: "table=T,cookie=C,priority=P,MATCH,actions=..."
+	head, rest, _ := cutString(id, ",cookie=")
+	_, rest, _ = cutString(rest, ",")
+	match, _, _ := cutString(rest, ",actions=")
+	return head + "," + match
+}
+
+func cutString(s, sep string) (string, string, bool) {
+	for i := 0; i+len(sep) <= len(s); i++ {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}
