@@ -25,15 +25,15 @@ const (
 	regEndpointIP  = 3
 	xxregEndpoint6 = 3
 
-	regEndpoint    = 4
-	portMask       = 0xffff
-	stateShift     = 16
-	stateMask      = 0x7 << stateShift
-	stateToSelect  = 1 << stateShift
-	stateSelected  = 2 << stateShift
-	stateToLearn   = 3 << stateShift
-	endpointMask   = stateMask | portMask
-	markService    = 0x10
+	regEndpoint   = 4
+	portMask      = 0xffff
+	stateShift    = 16
+	stateMask     = 0x7 << stateShift
+	stateToSelect = 1 << stateShift
+	stateSelected = 2 << stateShift
+	stateToLearn  = 3 << stateShift
+	endpointMask  = stateMask | portMask
+	markService   = 0x10
 )
 
 func loadSource(v uint32) openflow.Action {

@@ -17,7 +17,7 @@ func flow(t Table, prio uint16, match []of.Match, actions []of.Action, next *Tab
 	return f
 }
 
-func m(ms ...of.Match) []of.Match    { return ms }
+func m(ms ...of.Match) []of.Match   { return ms }
 func a(as ...of.Action) []of.Action { return as }
 
 // StaticFlows are the flows that depend only on the configuration.
