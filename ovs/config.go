@@ -25,7 +25,6 @@ type Options struct {
 	NodeIPs        []string
 	HairpinIPs     []string
 	CtZone         uint16
-	GroupIDBase    uint32
 	ConnectTimeout time.Duration
 	PacketInRate   int
 }
@@ -42,7 +41,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.NodeIPs, "ovs-node-ips", nil, "ovs: addresses NodePorts listen on and masquerade uses (default: the Node's primary IPs)")
 	fs.StringSliceVar(&o.HairpinIPs, "ovs-hairpin-ips", []string{"169.254.255.253", "fdff:5359::fffd"}, "ovs: virtual sources for pods reaching themselves through a Service")
 	fs.Uint16Var(&o.CtZone, "ovs-ct-zone", 0x5359, "ovs: conntrack zone for DNAT (this value + 1 is the SNAT zone)")
-	fs.Uint32Var(&o.GroupIDBase, "ovs-group-id-base", 0x59000000, "ovs: first of the 2^24 group IDs this driver owns")
 	fs.DurationVar(&o.ConnectTimeout, "ovs-connect-timeout", 10*time.Second, "ovs: give up starting if OVS does not answer within this time")
 	fs.IntVar(&o.PacketInRate, "ovs-packet-in-rate", 200, "ovs: most rejects/neighbour replies per second crafted for packet-ins")
 }
@@ -59,9 +57,6 @@ func (o *Options) pipelineConfig() (pipeline.Config, error) {
 	}
 	if o.CtZone == 0xffff {
 		errs = append(errs, errors.New("--ovs-ct-zone must leave room for the SNAT zone (< 65535)"))
-	}
-	if o.GroupIDBase == 0 || o.GroupIDBase > 0xffffff00-groupRange {
-		errs = append(errs, fmt.Errorf("--ovs-group-id-base 0x%x leaves no room for 2^24 groups", o.GroupIDBase))
 	}
 	mac, err := net.ParseMAC(o.GatewayMAC)
 	if err != nil {

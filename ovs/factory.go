@@ -44,7 +44,7 @@ func (f *Factory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error 
 	if err != nil {
 		return err
 	}
-	m := newModel(cfg, f.Options.GroupIDBase)
+	m := newModel(cfg)
 	if f.Options.UplinkPort != "" {
 		m.setUplink(1) // the uplink's port number is known only on the bridge
 	}

@@ -1,51 +1,48 @@
 package ovs
 
-// groupAllocator hands out group IDs from the driver's own range
-// [base, base+groupRange): one per (owner, slot), kept for as long as the
-// slot exists. At start-up, groups found installed are offered for
-// adoption by content, so an unchanged service keeps its group (and the
-// flows that name it) across a restart.
+import "hash/fnv"
+
+// groupAllocator gives each (owner, slot) a group ID from the driver's
+// range: the upper half of the 32-bit space below OpenFlow's reserved IDs
+// (other controllers count up from 1). The ID is a hash of the owner and
+// slot, probed on collision, so a restarted driver computes the same IDs
+// and the flows naming them keep their cookies: nothing is re-added. (Only
+// two slots whose hashes collide may swap after a restart; with 60 000
+// groups about one such pair is expected.)
 type groupAllocator struct {
-	base   uint32
-	next   uint32
-	free   []uint32
 	owners map[string]map[string]uint32 // owner -> slot -> id
 	used   map[uint32]bool
-	// installed groups nobody claimed yet, by content signature and by ID
-	adoptable   map[string][]uint32
-	adoptableID map[uint32]bool
 }
 
-// groupRange is the size of the driver's group ID range.
-const groupRange = 1 << 24
+const (
+	groupFirst = 0x80000000
+	groupLast  = 0xfffffeff // OFPG_MAX
+	groupSpan  = groupLast - groupFirst + 1
+)
 
-func newGroupAllocator(base uint32) *groupAllocator {
-	return &groupAllocator{base: base, owners: map[string]map[string]uint32{}, used: map[uint32]bool{},
-		adoptable: map[string][]uint32{}, adoptableID: map[uint32]bool{}}
+func newGroupAllocator() *groupAllocator {
+	return &groupAllocator{owners: map[string]map[string]uint32{}, used: map[uint32]bool{}}
 }
 
-func (a *groupAllocator) owns(id uint32) bool { return id >= a.base && id-a.base < groupRange }
+func (a *groupAllocator) owns(id uint32) bool { return id >= groupFirst && id <= groupLast }
 
-// offer makes an installed group available for adoption.
-func (a *groupAllocator) offer(id uint32, sig string) {
-	if !a.used[id] && a.owns(id) && !a.adoptableID[id] {
-		a.adoptable[sig] = append(a.adoptable[sig], id)
-		a.adoptableID[id] = true
-	}
-}
-
-// id returns the group ID of an owner's slot, allocating (or adopting an
-// installed group with the same content) on first use.
-func (a *groupAllocator) id(owner, slot, sig string) uint32 {
+// id returns the group ID of an owner's slot, choosing it on first use.
+func (a *groupAllocator) id(owner, slot string) uint32 {
 	if id, ok := a.owners[owner][slot]; ok {
 		return id
 	}
+	h := fnv.New64a()
+	h.Write([]byte(owner))
+	h.Write([]byte{0})
+	h.Write([]byte(slot))
+	x := h.Sum64()
+	step := x>>32 | 1
 	var id uint32
-	if c := a.adoptable[sig]; len(c) > 0 {
-		id, a.adoptable[sig] = c[0], c[1:]
-		delete(a.adoptableID, id)
-	} else {
-		id = a.fresh()
+	for i := uint64(0); ; i++ {
+		id = groupFirst + uint32((x+i*step)%groupSpan)
+		if !a.used[id] {
+			break
+		}
 	}
 	if a.owners[owner] == nil {
 		a.owners[owner] = map[string]uint32{}
@@ -55,39 +52,15 @@ func (a *groupAllocator) id(owner, slot, sig string) uint32 {
 	return id
 }
 
-func (a *groupAllocator) fresh() uint32 {
-	for len(a.free) > 0 {
-		id := a.free[len(a.free)-1]
-		a.free = a.free[:len(a.free)-1]
-		if !a.used[id] && !a.adoptableID[id] {
-			return id
-		}
-	}
-	for {
-		id := a.base + a.next
-		a.next = (a.next + 1) % groupRange
-		if !a.used[id] && !a.adoptableID[id] {
-			return id
-		}
-	}
-}
-
 // keepOnly frees an owner's slots whose IDs are not in keep.
 func (a *groupAllocator) keepOnly(owner string, keep map[uint32]bool) {
 	for slot, id := range a.owners[owner] {
 		if !keep[id] {
 			delete(a.owners[owner], slot)
 			delete(a.used, id)
-			a.free = append(a.free, id)
 		}
 	}
 	if len(a.owners[owner]) == 0 {
 		delete(a.owners, owner)
 	}
-}
-
-// endAdoption forgets installed groups nobody claimed (they are deleted).
-func (a *groupAllocator) endAdoption() {
-	a.adoptable = map[string][]uint32{}
-	a.adoptableID = map[uint32]bool{}
 }

@@ -23,11 +23,11 @@ type model struct {
 	uplinkSet bool
 }
 
-func newModel(cfg pipeline.Config, groupBase uint32) *model {
+func newModel(cfg pipeline.Config) *model {
 	m := &model{
 		cfg:     cfg,
 		nodeIPs: cfg.NodeIPs,
-		st:      newState(groupBase),
+		st:      newState(),
 		pods:    map[uint32]pipeline.Pod{},
 		sps:     map[graph.ServicePortName]*graph.ServicePort{},
 		clamped: map[graph.ServicePortName]bool{},
@@ -80,8 +80,8 @@ func spOwner(n graph.ServicePortName) string { return "sp/" + n.String() }
 func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 	owner := spOwner(sp.Name)
 	old := m.sps[sp.Name]
-	res := pipeline.ServiceFlows(&m.cfg, sp, func(slot string, buckets [][]of.Action) uint32 {
-		return m.st.alloc.id(owner, slot, bucketSignature(buckets))
+	res := pipeline.ServiceFlows(&m.cfg, sp, func(slot string, _ [][]of.Action) uint32 {
+		return m.st.alloc.id(owner, slot)
 	})
 	keep := map[uint32]bool{}
 	for _, g := range res.Groups {
@@ -133,14 +133,6 @@ func removedUDP(old, new *graph.ServicePort) []graph.Endpoint {
 		}
 	}
 	return out
-}
-
-func bucketSignature(buckets [][]of.Action) string {
-	ids := make([]uint32, 0, len(buckets))
-	for _, b := range buckets {
-		ids = append(ids, of.BucketID(b))
-	}
-	return signatureOf(ids)
 }
 
 // setPods replaces the pods on the bridge.

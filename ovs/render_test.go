@@ -1,3 +1,5 @@
+//go:build linux
+
 package ovs
 
 import (
@@ -75,7 +77,7 @@ func dumpNormalized(o *ovstest.OVS, br string) []string {
 
 type quietHandler struct{}
 
-func (quietHandler) Connected()                {}
+func (quietHandler) Connected(int)             {}
 func (quietHandler) PacketIn(*ofctrl.PacketIn) {}
 
 func TestRenderedPipelineLoadsIntoOVS(t *testing.T) {
@@ -106,7 +108,7 @@ func TestRenderedPipelineLoadsIntoOVS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(cfg, f.Options.GroupIDBase)
+	m := newModel(cfg)
 	m.setUplink(1)
 	m.sync(snap)
 	batch, err := m.st.pending()

@@ -45,7 +45,7 @@ type owned struct {
 	groups []uint32
 }
 
-func newState(base uint32) *state {
+func newState() *state {
 	return &state{
 		flows:           map[uint64]*flowEntry{},
 		groups:          map[uint32]*groupEntry{},
@@ -55,7 +55,7 @@ func newState(base uint32) *state {
 		flowIdentity:    map[uint64]string{},
 		touchedFlows:    map[uint64]bool{},
 		touchedGroups:   map[uint32]bool{},
-		alloc:           newGroupAllocator(base),
+		alloc:           newGroupAllocator(),
 	}
 }
 
@@ -141,8 +141,15 @@ func signatureOf(ids []uint32) string {
 	return string(b)
 }
 
+// contentUnknown is the signature of an installed group whose buckets
+// cannot be read back (libOpenflow cannot decode group descriptions with a
+// selection method): it never equals a real one, so the group is modified
+// once to the desired content.
+const contentUnknown = "?"
+
 // adopt replaces the installed view with what a dump found, and marks
-// everything for comparison.
+// everything for comparison. Groups this process installed keep their
+// known content; others are of unknown content.
 func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
 	s.installedFlows = map[uint64]bool{}
 	for _, f := range flows {
@@ -154,13 +161,19 @@ func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
 	for c := range s.flows {
 		s.touchedFlows[c] = true
 	}
-	s.installedGroups = map[uint32]string{}
+	installed := map[uint32]string{}
 	for _, g := range groups {
-		if s.alloc.owns(g.ID) {
-			s.installedGroups[g.ID] = signatureOf(g.Buckets)
-			s.touchedGroups[g.ID] = true
+		if !s.alloc.owns(g.ID) {
+			continue
 		}
+		sig, known := s.installedGroups[g.ID]
+		if !known {
+			sig = contentUnknown
+		}
+		installed[g.ID] = sig
+		s.touchedGroups[g.ID] = true
 	}
+	s.installedGroups = installed
 	for id := range s.groups {
 		s.touchedGroups[id] = true
 	}

@@ -62,7 +62,26 @@ func (c *Conn) Commit(b *Batch) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("bundle commit (%d messages): %w", b.Len(), err)
 	}
+	c.mu.Lock()
+	c.stats.Bundles++
+	c.stats.FlowMods += len(b.FlowAdds) + len(b.FlowDeletes)
+	c.stats.GroupMods += len(b.GroupAdds) + len(b.GroupDeletes)
+	c.mu.Unlock()
 	return nil
+}
+
+// Stats counts what this connection has committed.
+type Stats struct {
+	Bundles   int
+	FlowMods  int
+	GroupMods int
+}
+
+// Stats returns the counts so far.
+func (c *Conn) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
 }
 
 func (c *Conn) abort(tx *ofctrl.Transaction, err error) error {

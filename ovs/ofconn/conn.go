@@ -27,9 +27,10 @@ const ControllerID uint16 = 0x5359
 // Handler hears about connections and packet-ins. Both are called from
 // the connection's own goroutines, never from ofnet's receive loop.
 type Handler interface {
-	// Connected runs after every (re)connection, once the switch is ready;
-	// flows may have been lost (ovs-vswitchd restarted).
-	Connected()
+	// Connected runs after every (re)connection, once the switch is ready,
+	// with the connection's number (1 for the first); flows may have been
+	// lost (ovs-vswitchd restarted).
+	Connected(n int)
 	// PacketIn handles one packet sent to the controller.
 	PacketIn(pkt *ofctrl.PacketIn)
 }
@@ -49,6 +50,7 @@ type Conn struct {
 	waiters   map[uint32]chan *openflow15.MultipartReply
 	connected int // number of connections so far
 	dropped   int // packet-ins dropped because the queue was full
+	stats     Stats
 }
 
 // Dial starts connecting to the bridge's management socket (a path) and
@@ -175,6 +177,7 @@ func (a *app) SwitchConnected(sw *ofctrl.OFSwitch) {
 	c.mu.Lock()
 	c.sw = sw
 	c.connected++
+	n := c.connected
 	select {
 	case <-c.ready:
 	default:
@@ -182,7 +185,7 @@ func (a *app) SwitchConnected(sw *ofctrl.OFSwitch) {
 	}
 	c.mu.Unlock()
 	klog.InfoS("Connected to the bridge", "socket", c.socket)
-	go c.handler.Connected()
+	go c.handler.Connected(n)
 }
 
 func (a *app) SwitchDisconnected(sw *ofctrl.OFSwitch) {

@@ -3,6 +3,7 @@ package ofconn
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"antrea.io/libOpenflow/openflow15"
 )
@@ -14,11 +15,18 @@ type FlowInfo struct {
 	Cookie uint64
 }
 
-// GroupInfo is an installed group: its ID and bucket IDs.
+// GroupInfo is an installed group: its ID and number of buckets. (Its
+// buckets cannot be read back: libOpenflow fails to decode group
+// descriptions that carry a selection method, so groups are listed from
+// their statistics.)
 type GroupInfo struct {
-	ID      uint32
-	Buckets []uint32
+	ID       uint32
+	NBuckets int
 }
+
+// dumpTimeout bounds a dump when the caller's context has no deadline: a
+// reply libOpenflow cannot decode never arrives.
+const dumpTimeout = 15 * time.Second
 
 // multipart sends a multipart request and collects every part of the
 // reply.
@@ -26,6 +34,11 @@ func (c *Conn) multipart(ctx context.Context, req *openflow15.MultipartRequest) 
 	sw, err := c.current()
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, dumpTimeout)
+		defer cancel()
 	}
 	w := make(chan *openflow15.MultipartReply, 1024)
 	c.mu.Lock()
@@ -80,7 +93,7 @@ func (c *Conn) DumpFlows(ctx context.Context, cookie, mask uint64) ([]FlowInfo, 
 
 // DumpGroups lists every installed group.
 func (c *Conn) DumpGroups(ctx context.Context) ([]GroupInfo, error) {
-	req := openflow15.NewMpRequest(openflow15.MultipartType_GroupDesc)
+	req := openflow15.NewMpRequest(openflow15.MultipartType_GroupStats)
 	req.Body = append(req.Body, openflow15.NewGroupMultipartRequest(openflow15.OFPG_ALL))
 	parts, err := c.multipart(ctx, req)
 	if err != nil {
@@ -89,15 +102,9 @@ func (c *Conn) DumpGroups(ctx context.Context) ([]GroupInfo, error) {
 	var out []GroupInfo
 	for _, p := range parts {
 		for _, b := range p.Body {
-			gd, ok := b.(*openflow15.GroupDesc)
-			if !ok {
-				continue
+			if gs, ok := b.(*openflow15.GroupStats); ok {
+				out = append(out, GroupInfo{ID: gs.GroupId, NBuckets: len(gs.Stats)})
 			}
-			g := GroupInfo{ID: gd.GroupId}
-			for _, bk := range gd.Buckets {
-				g.Buckets = append(g.Buckets, bk.BucketId)
-			}
-			out = append(out, g)
 		}
 	}
 	return out, nil

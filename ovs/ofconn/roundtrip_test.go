@@ -1,3 +1,5 @@
+//go:build linux
+
 package ofconn
 
 import (
@@ -20,7 +22,7 @@ import (
 
 type nopHandler struct{ connected chan struct{} }
 
-func (h *nopHandler) Connected() {
+func (h *nopHandler) Connected(int) {
 	select {
 	case h.connected <- struct{}{}:
 	default:
@@ -194,7 +196,7 @@ func TestModelMatchesOvsOfctl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gs) != 2 || len(gs[0].Buckets)+len(gs[1].Buckets) != 3 {
+	if len(gs) != 2 || gs[0].NBuckets+gs[1].NBuckets != 3 {
 		t.Fatalf("groups %+v", gs)
 	}
 }

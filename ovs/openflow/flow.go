@@ -3,6 +3,7 @@ package openflow
 import (
 	"fmt"
 	"hash/fnv"
+	"net"
 	"strings"
 
 	"antrea.io/libOpenflow/openflow15"
@@ -126,6 +127,67 @@ func DeleteByCookie(cookie, mask uint64) *openflow15.FlowMod {
 type Group struct {
 	ID      uint32
 	Buckets [][]Action
+	// HashFields, when set, select a bucket by a hash of these fields
+	// (selection_method=hash). OVS then keeps a datapath flow per distinct
+	// value of them, so each new connection is translated on its own: it
+	// sees flows learned by earlier connections at once, and gets its own
+	// pick, instead of riding an earlier connection's cached choice.
+	HashFields []HashField
+}
+
+// HashField is one field of a select group's hash.
+type HashField string
+
+// Hash fields (ovs-ofctl names).
+const (
+	HashIPSrc   HashField = "ip_src"
+	HashIPDst   HashField = "ip_dst"
+	HashIPv6Src HashField = "ipv6_src"
+	HashIPv6Dst HashField = "ipv6_dst"
+	HashTCPSrc  HashField = "tcp_src"
+	HashTCPDst  HashField = "tcp_dst"
+	HashUDPSrc  HashField = "udp_src"
+	HashUDPDst  HashField = "udp_dst"
+	HashSCTPSrc HashField = "sctp_src"
+	HashSCTPDst HashField = "sctp_dst"
+)
+
+// mask returns the field as a libOpenflow match field whose value is its
+// all-ones mask (how a selection method property names fields).
+func (h HashField) mask() (*openflow15.MatchField, error) {
+	ones4 := net.IPv4bcast.To4()
+	ones6 := net.IP(bytes16(0xff))
+	switch h {
+	case HashIPSrc:
+		return openflow15.NewIpv4SrcField(ones4, nil), nil
+	case HashIPDst:
+		return openflow15.NewIpv4DstField(ones4, nil), nil
+	case HashIPv6Src:
+		return openflow15.NewIpv6SrcField(ones6, nil), nil
+	case HashIPv6Dst:
+		return openflow15.NewIpv6DstField(ones6, nil), nil
+	case HashTCPSrc:
+		return openflow15.NewTcpSrcField(0xffff), nil
+	case HashTCPDst:
+		return openflow15.NewTcpDstField(0xffff), nil
+	case HashUDPSrc:
+		return openflow15.NewUdpSrcField(0xffff), nil
+	case HashUDPDst:
+		return openflow15.NewUdpDstField(0xffff), nil
+	case HashSCTPSrc:
+		return openflow15.NewSctpSrcField(0xffff), nil
+	case HashSCTPDst:
+		return openflow15.NewSctpDstField(0xffff), nil
+	}
+	return nil, fmt.Errorf("unknown hash field %q", h)
+}
+
+func bytes16(v byte) []byte {
+	b := make([]byte, 16)
+	for i := range b {
+		b[i] = v
+	}
+	return b
 }
 
 func bucketText(acts []Action) string {
@@ -148,6 +210,13 @@ func BucketID(acts []Action) uint32 {
 func (g *Group) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "group_id=%d,type=select", g.ID)
+	if len(g.HashFields) > 0 {
+		var fs []string
+		for _, f := range g.HashFields {
+			fs = append(fs, string(f))
+		}
+		fmt.Fprintf(&b, ",selection_method=hash,fields(%s)", strings.Join(fs, ","))
+	}
 	for _, bk := range g.Buckets {
 		fmt.Fprintf(&b, ",bucket=bucket_id:%d,weight:100,actions=%s", BucketID(bk), bucketText(bk))
 	}
@@ -158,6 +227,17 @@ func (g *Group) Text() string {
 // delete) on the group.
 func (g *Group) GroupMessage(command int) (*ofctrl.GroupBundleMessage, error) {
 	og := ofctrl.NewGroup(g.ID, ofctrl.GroupSelect, nil)
+	if command != openflow15.OFPGC_DELETE && len(g.HashFields) > 0 {
+		var fields []openflow15.MatchField
+		for _, f := range g.HashFields {
+			mf, err := f.mask()
+			if err != nil {
+				return nil, err
+			}
+			fields = append(fields, *mf)
+		}
+		og.AddProperty(openflow15.NewNTRSelectionMethod(openflow15.NTR_HASH, 0, fields...))
+	}
 	if command != openflow15.OFPGC_DELETE {
 		for _, bk := range g.Buckets {
 			b := openflow15.NewBucket(BucketID(bk))

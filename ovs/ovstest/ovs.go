@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package ovstest runs a private Open vSwitch for tests: its own run, db
 // and log directories and its own network namespace (the userspace
 // datapath allows one ovs-vswitchd per namespace), so tests never touch a

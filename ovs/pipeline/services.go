@@ -83,7 +83,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 			}
 			if !groups[id] {
 				groups[id] = true
-				res.Groups = append(res.Groups, &of.Group{ID: id, Buckets: buckets})
+				res.Groups = append(res.Groups, &of.Group{ID: id, Buckets: buckets, HashFields: hashFields(fam, proto)})
 			}
 			state := uint32(stateSelected)
 			if affinity {
@@ -183,6 +183,22 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 		}
 	}
 	return res
+}
+
+// hashFields select an endpoint by the connection's 5-tuple (see
+// of.Group.HashFields for why not OVS's default dp_hash).
+func hashFields(fam graph.IPFamily, proto of.IPProto) []of.HashField {
+	fs := []of.HashField{of.HashIPSrc, of.HashIPDst}
+	if fam == graph.IPv6 {
+		fs = []of.HashField{of.HashIPv6Src, of.HashIPv6Dst}
+	}
+	switch proto {
+	case of.ProtoUDP:
+		return append(fs, of.HashUDPSrc, of.HashUDPDst)
+	case of.ProtoSCTP:
+		return append(fs, of.HashSCTPSrc, of.HashSCTPDst)
+	}
+	return append(fs, of.HashTCPSrc, of.HashTCPDst)
 }
 
 func bucketsKey(buckets [][]of.Action) string {

@@ -1,0 +1,135 @@
+//go:build linux
+
+package ovstest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// ServeTCP answers every connection to port (all addresses) in a
+// namespace with "identity\n", until the test ends.
+func ServeTCP(t testing.TB, ns string, port uint16, identity string) {
+	t.Helper()
+	var l net.Listener
+	err := InNS(ns, func() (err error) {
+		l, err = net.Listen("tcp", fmt.Sprintf(":%d", port))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen tcp in %s: %v", ns, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprintln(c, identity)
+			c.Close()
+		}
+	}()
+}
+
+// ServeUDP answers every datagram to port in a namespace with identity.
+func ServeUDP(t testing.TB, ns string, port uint16, identity string) {
+	t.Helper()
+	var pc net.PacketConn
+	err := InNS(ns, func() (err error) {
+		pc, err = net.ListenPacket("udp", fmt.Sprintf(":%d", port))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen udp in %s: %v", ns, err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			_, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			pc.WriteTo([]byte(identity), from)
+		}
+	}()
+}
+
+// ErrRefused is a probe's "connection refused" (TCP reset or ICMP port
+// unreachable).
+var ErrRefused = errors.New("refused")
+
+// ErrTimeout is a probe that got no answer.
+var ErrTimeout = errors.New("no answer")
+
+func classify(err error) error {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ErrRefused
+	case errors.As(err, &ne) && ne.Timeout():
+		return ErrTimeout
+	}
+	return err
+}
+
+// ProbeTCP connects from a namespace (optionally from a source address)
+// and returns the identity the server sent.
+func ProbeTCP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, error) {
+	var c net.Conn
+	err := InNS(ns, func() (err error) {
+		d := net.Dialer{Timeout: timeout}
+		if src.IsValid() {
+			d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+		}
+		c, err = d.Dial("tcp", dst.String())
+		return err
+	})
+	if err != nil {
+		return "", classify(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "", classify(err)
+	}
+	return strings.TrimSpace(line), nil
+}
+
+// ProbeUDP sends one datagram from a namespace and returns the reply.
+func ProbeUDP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, error) {
+	var c net.Conn
+	err := InNS(ns, func() (err error) {
+		d := net.Dialer{Timeout: timeout}
+		if src.IsValid() {
+			d.LocalAddr = &net.UDPAddr{IP: src.AsSlice()}
+		}
+		c, err = d.Dial("udp", dst.String())
+		return err
+	})
+	if err != nil {
+		return "", classify(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.Write([]byte("probe")); err != nil {
+		return "", classify(err)
+	}
+	buf := make([]byte, 256)
+	n, err := c.Read(buf)
+	if err != nil {
+		return "", classify(err)
+	}
+	return string(buf[:n]), nil
+}

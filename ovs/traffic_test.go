@@ -1,0 +1,102 @@
+//go:build linux
+
+package ovs
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+	"time"
+
+	. "github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
+	v1 "k8s.io/api/core/v1"
+)
+
+func ap(ip string, port uint16) netip.AddrPort {
+	return netip.AddrPortFrom(netip.MustParseAddr(ip), port)
+}
+
+const probeTimeout = 2 * time.Second
+
+func TestTrafficThroughServices(t *testing.T) {
+	w := newWorld(t)
+	tr := w.tr
+	tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30080)))
+	tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		onNode1(p1IP4.String()), onNode1(p2IP4.String()), onNode2(remote.String())))
+	tr.UpsertService(Service("ns", "dns", ClusterIPs("10.96.0.53"), Port("dns", udp, 53, 0)))
+	tr.UpsertEndpointSlice(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 5353), onNode1(p1IP4.String()), onNode1(p2IP4.String())))
+	tr.UpsertService(Service("ns", "sticky", ClusterIPs("10.96.0.20"), ClientIPAffinity(60), Port("http", tcp, 80, 0)))
+	tr.UpsertEndpointSlice(Slice("ns", "sticky-1", "sticky", v4, SlicePort("http", tcp, 8080),
+		onNode1(p1IP4.String()), onNode1(p2IP4.String()), onNode2(remote.String())))
+	tr.UpsertService(Service("ns", "empty", ClusterIPs("10.96.0.30"), Port("http", tcp, 80, 0), Port("dns", udp, 53, 0)))
+	tr.UpsertService(Service("ns", "hair", ClusterIPs("10.96.0.40"), Port("http", tcp, 80, 0)))
+	tr.UpsertEndpointSlice(Slice("ns", "hair-1", "hair", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String())))
+	tr.UpsertService(Service("ns", "web6", ClusterIPs("10.96.0.60", "fd00:96::60"), Port("http", tcp, 80, 0)))
+	tr.UpsertEndpointSlice(Slice("ns", "web6-4", "web6", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String())))
+	tr.UpsertEndpointSlice(Slice("ns", "web6-6", "web6", v6, SlicePort("http", tcp, 8080), onNode1(p1IP6.String())))
+	w.sync()
+
+	c := w.client.NS
+	t.Run("ClusterIP TCP spreads over local and remote endpoints", func(t *testing.T) {
+		seen := probeMany(30, func() (string, error) { return ovstest.ProbeTCP(c, netip.Addr{}, ap("10.96.0.10", 80), probeTimeout) })
+		for id := range seen {
+			if id != "p1" && id != "p2" && id != "r1" {
+				t.Fatalf("unexpected answer %q (all: %v)", id, seen)
+			}
+		}
+		if len(seen) < 2 {
+			t.Fatalf("30 connections reached only %v", seen)
+		}
+	})
+	t.Run("ClusterIP UDP spreads", func(t *testing.T) {
+		seen := probeMany(30, func() (string, error) { return ovstest.ProbeUDP(c, netip.Addr{}, ap("10.96.0.53", 53), probeTimeout) })
+		if len(seen) != 2 || seen["p1"] == 0 || seen["p2"] == 0 {
+			t.Fatalf("answers %v, want p1 and p2", seen)
+		}
+	})
+	t.Run("NodePort from an external client", func(t *testing.T) {
+		seen := probeMany(10, func() (string, error) {
+			return ovstest.ProbeTCP(w.net.Client, netip.Addr{}, netip.AddrPortFrom(ovstest.NodeIP4, 30080), probeTimeout)
+		})
+		for id := range seen {
+			if id != "p1" && id != "p2" && id != "r1" {
+				t.Fatalf("answers %v", seen)
+			}
+		}
+	})
+	t.Run("session affinity sticks", func(t *testing.T) {
+		seen := probeMany(15, func() (string, error) { return ovstest.ProbeTCP(c, netip.Addr{}, ap("10.96.0.20", 80), probeTimeout) })
+		if len(seen) != 1 {
+			t.Fatalf("one client reached %v, want a single endpoint", seen)
+		}
+	})
+	t.Run("no endpoints: TCP reset and ICMP unreachable, not a timeout", func(t *testing.T) {
+		start := time.Now()
+		_, err := ovstest.ProbeTCP(c, netip.Addr{}, ap("10.96.0.30", 80), probeTimeout)
+		if !errors.Is(err, ovstest.ErrRefused) {
+			t.Fatalf("TCP: %v, want refused", err)
+		}
+		if _, err := ovstest.ProbeUDP(c, netip.Addr{}, ap("10.96.0.30", 53), probeTimeout); !errors.Is(err, ovstest.ErrRefused) {
+			t.Fatalf("UDP: %v, want refused", err)
+		}
+		if el := time.Since(start); el > time.Second {
+			t.Fatalf("refusals took %v", el)
+		}
+	})
+	t.Run("hairpin: a pod reaches itself through its Service", func(t *testing.T) {
+		for range 3 {
+			id, err := ovstest.ProbeTCP(w.p1.NS, netip.Addr{}, ap("10.96.0.40", 80), probeTimeout)
+			if err != nil || id != "p1" {
+				t.Fatalf("got %q, %v", id, err)
+			}
+		}
+	})
+	t.Run("IPv6 ClusterIP", func(t *testing.T) {
+		id, err := ovstest.ProbeTCP(c, netip.Addr{}, ap("fd00:96::60", 80), probeTimeout)
+		if err != nil || id != "p1" {
+			t.Fatalf("got %q, %v", id, err)
+		}
+	})
+}
