@@ -32,6 +32,8 @@ type Driver struct {
 	portsCh chan struct{}
 	stop    chan struct{}
 
+	closeOnce sync.Once
+
 	mu       sync.Mutex
 	model    *model
 	adopted  bool // the first Sync has adopted what was installed
@@ -256,16 +258,15 @@ func (d *Driver) Cleanup(ctx context.Context) error {
 }
 
 // Close implements dataplanes.Driver; the bridge keeps its state.
+// Closing twice is fine.
 func (d *Driver) Close() error {
-	select {
-	case <-d.stop:
-	default:
+	d.closeOnce.Do(func() {
 		close(d.stop)
-	}
-	if d.conn != nil {
-		d.conn.Close()
-	}
-	d.db.Close()
+		if d.conn != nil {
+			d.conn.Close()
+		}
+		d.db.Close()
+	})
 	return nil
 }
 

@@ -44,6 +44,8 @@ type Conn struct {
 	stop    chan struct{}
 	done    chan struct{}
 
+	closeOnce sync.Once
+
 	mu        sync.Mutex
 	sw        *ofctrl.OFSwitch
 	ready     chan struct{} // closed while connected
@@ -103,8 +105,12 @@ func (c *Conn) packetLoop() {
 	}
 }
 
-// Close disconnects; the bridge keeps its flows.
+// Close disconnects; the bridge keeps its flows. Closing twice is fine.
 func (c *Conn) Close() {
+	c.closeOnce.Do(c.close)
+}
+
+func (c *Conn) close() {
 	close(c.stop)
 	c.mu.Lock()
 	sw := c.sw

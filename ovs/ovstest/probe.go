@@ -133,3 +133,73 @@ func ProbeUDP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Durati
 	}
 	return string(buf[:n]), nil
 }
+
+// ServeEcho echoes every line back on long-lived connections.
+func ServeEcho(t testing.TB, ns string, port uint16) {
+	t.Helper()
+	var l net.Listener
+	err := InNS(ns, func() (err error) {
+		l, err = net.Listen("tcp", fmt.Sprintf(":%d", port))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen tcp in %s: %v", ns, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if _, err := c.Write([]byte(line)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+}
+
+// Conn is a long-lived client connection opened in a namespace.
+type Conn struct{ c net.Conn }
+
+// Dial opens a TCP connection from a namespace.
+func Dial(ns string, dst netip.AddrPort, timeout time.Duration) (*Conn, error) {
+	var c net.Conn
+	err := InNS(ns, func() (err error) {
+		c, err = net.DialTimeout("tcp", dst.String(), timeout)
+		return err
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	return &Conn{c: c}, nil
+}
+
+// RoundTrip sends a line and waits for its echo.
+func (c *Conn) RoundTrip(msg string, timeout time.Duration) error {
+	c.c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.c.Write([]byte(msg + "\n")); err != nil {
+		return classify(err)
+	}
+	line, err := bufio.NewReader(c.c).ReadString('\n')
+	if err != nil {
+		return classify(err)
+	}
+	if strings.TrimSpace(line) != msg {
+		return fmt.Errorf("echo %q, want %q", line, msg)
+	}
+	return nil
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }
