@@ -234,8 +234,9 @@ func (s *state) pending() (*ofconn.Batch, error) {
 // committed records that the pending batch took effect.
 func (s *state) committed() {
 	for c := range s.touchedFlows {
-		if s.flows[c] != nil {
+		if e := s.flows[c]; e != nil {
 			s.installedFlows[c] = true
+			s.flowIdentity[c] = identity(e.flow)
 		} else {
 			delete(s.installedFlows, c)
 			delete(s.flowIdentity, c)
@@ -246,11 +247,6 @@ func (s *state) committed() {
 			s.installedGroups[id] = e.sig
 		} else {
 			delete(s.installedGroups, id)
-		}
-	}
-	for c := range s.flows {
-		if s.touchedFlows[c] {
-			s.flowIdentity[c] = identity(s.flows[c].flow)
 		}
 	}
 	s.touchedFlows = map[uint64]bool{}

@@ -33,7 +33,7 @@ func TestTrafficThroughServices(t *testing.T) {
 	tr.UpsertService(Service("ns", "empty", ClusterIPs("10.96.0.30"), Port("http", tcp, 80, 0), Port("dns", udp, 53, 0)))
 	tr.UpsertService(Service("ns", "hair", ClusterIPs("10.96.0.40"), Port("http", tcp, 80, 0)))
 	tr.UpsertEndpointSlice(Slice("ns", "hair-1", "hair", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String())))
-	tr.UpsertService(Service("ns", "web6", ClusterIPs("10.96.0.60", "fd00:96::60"), Port("http", tcp, 80, 0)))
+	tr.UpsertService(Service("ns", "web6", ClusterIPs("10.96.0.60", "fd00:96::60"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30060)))
 	tr.UpsertEndpointSlice(Slice("ns", "web6-4", "web6", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String())))
 	tr.UpsertEndpointSlice(Slice("ns", "web6-6", "web6", v6, SlicePort("http", tcp, 8080), onNode1(p1IP6.String())))
 	w.sync()
@@ -93,9 +93,72 @@ func TestTrafficThroughServices(t *testing.T) {
 			}
 		}
 	})
+	t.Run("IPv6 NodePort from an external client", func(t *testing.T) {
+		id, err := ovstest.ProbeTCP(w.net.Client, netip.Addr{}, netip.AddrPortFrom(ovstest.NodeIP6, 30060), probeTimeout)
+		if err != nil || id != "p1" {
+			t.Fatalf("got %q, %v", id, err)
+		}
+	})
 	t.Run("IPv6 ClusterIP", func(t *testing.T) {
 		id, err := ovstest.ProbeTCP(c, netip.Addr{}, ap("fd00:96::60", 80), probeTimeout)
 		if err != nil || id != "p1" {
+			t.Fatalf("got %q, %v", id, err)
+		}
+	})
+}
+
+func TestExternalTrafficPolicyAndSourceRanges(t *testing.T) {
+	w := newWorld(t)
+	outside := netip.MustParseAddr("198.51.99.5")
+	w.o.AddClientAddress(w.net, outside)
+	tr := w.tr
+	// LoadBalancer, ETP=Local, reachable only from 198.51.100.0/24 and the
+	// pod network (source ranges apply to every source, pods included, as
+	// upstream's firewall chain does); one endpoint here (p1), one on node-2.
+	tr.UpsertService(Service("ns", "lb", ClusterIPs("10.96.0.80"), Type(v1.ServiceTypeLoadBalancer), ETPLocal,
+		Port("http", tcp, 80, 30081), HealthCheckNodePort(32100), Ingress("203.0.113.80"), SourceRanges("198.51.100.0/24", "10.244.1.0/24")))
+	tr.UpsertEndpointSlice(Slice("ns", "lb-1", "lb", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()), onNode2(remote.String())))
+	// ETP=Local with no local endpoint.
+	tr.UpsertService(Service("ns", "far", ClusterIPs("10.96.0.81"), Type(v1.ServiceTypeNodePort), ETPLocal, Port("http", tcp, 80, 30082)))
+	tr.UpsertEndpointSlice(Slice("ns", "far-1", "far", v4, SlicePort("http", tcp, 8080), onNode2(remote.String())))
+	// ExternalIP.
+	tr.UpsertService(Service("ns", "ext", ClusterIPs("10.96.0.82"), ExternalIPs("192.0.2.82"), Port("http", tcp, 80, 0)))
+	tr.UpsertEndpointSlice(Slice("ns", "ext-1", "ext", v4, SlicePort("http", tcp, 8080), onNode1(p2IP4.String())))
+	w.sync()
+
+	client, lbIP := w.net.Client, ap("203.0.113.80", 80)
+	t.Run("outside traffic to an ETP=Local LB IP reaches only the local endpoint", func(t *testing.T) {
+		seen := probeMany(10, func() (string, error) { return ovstest.ProbeTCP(client, netip.Addr{}, lbIP, probeTimeout) })
+		if len(seen) != 1 || seen["p1"] != 10 {
+			t.Fatalf("answers %v, want p1 only", seen)
+		}
+	})
+	t.Run("pods short-circuit an ETP=Local LB IP to every endpoint", func(t *testing.T) {
+		seen := probeMany(30, func() (string, error) { return ovstest.ProbeTCP(w.client.NS, netip.Addr{}, lbIP, probeTimeout) })
+		if seen["p1"] == 0 || seen["r1"] == 0 || len(seen) != 2 {
+			t.Fatalf("answers %v, want p1 and r1", seen)
+		}
+	})
+	t.Run("a source outside loadBalancerSourceRanges is dropped", func(t *testing.T) {
+		if _, err := ovstest.ProbeTCP(client, outside, lbIP, 500*time.Millisecond); !errors.Is(err, ovstest.ErrTimeout) {
+			t.Fatalf("err = %v, want no answer (dropped)", err)
+		}
+	})
+	t.Run("the NodePort of an ETP=Local service is not filtered by source ranges", func(t *testing.T) {
+		if id, err := ovstest.ProbeTCP(client, outside, netip.AddrPortFrom(ovstest.NodeIP4, 30081), probeTimeout); id != "p1" {
+			t.Fatalf("got %q, %v", id, err)
+		}
+	})
+	t.Run("ETP=Local without a local endpoint drops outside traffic, pods still get through", func(t *testing.T) {
+		if _, err := ovstest.ProbeTCP(client, netip.Addr{}, netip.AddrPortFrom(ovstest.NodeIP4, 30082), 500*time.Millisecond); !errors.Is(err, ovstest.ErrTimeout) {
+			t.Fatalf("outside: %v, want dropped", err)
+		}
+		if id, err := ovstest.ProbeTCP(w.client.NS, netip.Addr{}, netip.AddrPortFrom(ovstest.NodeIP4, 30082), probeTimeout); id != "r1" {
+			t.Fatalf("pod: %q, %v", id, err)
+		}
+	})
+	t.Run("ExternalIP from outside", func(t *testing.T) {
+		if id, err := ovstest.ProbeTCP(client, netip.Addr{}, ap("192.0.2.82", 80), probeTimeout); id != "p2" {
 			t.Fatalf("got %q, %v", id, err)
 		}
 	})

@@ -168,9 +168,11 @@ func (o *OVS) AddRemoteBackend(n *Network, ip netip.Addr) {
 	o.inNS(n.Node2, "ip", "addr", "add", ip.String()+"/32", "dev", "lo")
 }
 
-// AddClientAddress gives the external client another source address.
-func (o *OVS) AddClientAddress(n *Network, prefix string) {
-	o.inNS(n.Client, "ip", "addr", "add", prefix, "dev", "eth0")
+// AddClientAddress gives the external client another IPv4 source
+// address, routed back to it by the router.
+func (o *OVS) AddClientAddress(n *Network, ip netip.Addr) {
+	o.inNS(n.Client, "ip", "addr", "add", ip.String()+"/32", "dev", "eth0")
+	o.inNS(n.Router, "ip", "route", "add", ip.String()+"/32", "via", ClientIP4.String())
 }
 
 // OFPort returns an interface's OpenFlow port number.

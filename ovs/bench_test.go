@@ -1,0 +1,69 @@
+package ovs
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+	discovery "k8s.io/api/discovery/v1"
+)
+
+// BenchmarkOneEndpointChange measures what one endpoint flipping
+// readiness costs the OVS driver's model, and how many OpenFlow messages
+// the resulting bundle holds, at two cluster sizes: the counts must not
+// grow with the cluster.
+func BenchmarkOneEndpointChange(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		c := testobj.Synthetic(n, 10)
+		tr := tracker.New(tracker.Options{NodeName: "node-0"})
+		tr.UpsertNode(c.Node)
+		for _, s := range c.Services {
+			tr.UpsertService(s)
+		}
+		for _, s := range c.Slices {
+			tr.UpsertEndpointSlice(s)
+		}
+		opts := testOptions()
+		cfg, err := opts.pipelineConfig()
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := newModel(cfg)
+		m.setUplink(1)
+		full := tr.Next(true)
+		m.sync(full.Snapshot)
+		cold, _ := m.st.pending()
+		m.st.committed()
+		tr.Commit(full)
+
+		target := c.Slices[n/2]
+		flipped := target.DeepCopy()
+		notReady := false
+		flipped.Endpoints[3].Conditions.Ready = &notReady
+		versions := []*discovery.EndpointSlice{flipped, target}
+		b.Run(fmt.Sprintf("services=%d/endpoints=%d", n, n*10), func(b *testing.B) {
+			b.ReportAllocs()
+			var flowMods, groupMods int
+			i := 0
+			for b.Loop() {
+				tr.UpsertEndpointSlice(versions[i%2])
+				bt := tr.Next(false)
+				m.apply(bt.Delta)
+				batch, err := m.st.pending()
+				if err != nil {
+					b.Fatal(err)
+				}
+				flowMods += len(batch.FlowAdds) + len(batch.FlowDeletes)
+				groupMods += len(batch.GroupAdds) + len(batch.GroupDeletes)
+				m.st.committed()
+				tr.Commit(bt)
+				i++
+			}
+			b.ReportMetric(float64(flowMods)/float64(i), "flow-mods/op")
+			b.ReportMetric(float64(groupMods)/float64(i), "group-mods/op")
+			b.ReportMetric(float64(len(cold.FlowAdds)), "cold-flows")
+			b.ReportMetric(float64(len(cold.GroupAdds)), "cold-groups")
+		})
+	}
+}

@@ -1,0 +1,55 @@
+//go:build linux
+
+package ofconn
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
+	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
+)
+
+func TestBundleIsAllOrNothing(t *testing.T) {
+	o := ovstest.Start(t)
+	o.AddBridge("br-a")
+	c := Dial(o.MgmtSocket("br-a"), &nopHandler{connected: make(chan struct{}, 1)})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	good := &of.Flow{Table: 3, Priority: 10, Goto: -1, Actions: []of.Action{of.Output(1)}}
+	bad := &of.Flow{Table: 3, Priority: 20, Goto: -1, Match: []of.Match{of.InPort(7)}, Actions: []of.Action{of.ToGroup(424242)}} // no such group
+	var b Batch
+	for _, f := range []*of.Flow{good, bad} {
+		fm, err := f.FlowMod()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.FlowAdds = append(b.FlowAdds, fm)
+	}
+	if err := c.Commit(&b); err == nil {
+		t.Fatal("a bundle with a flow naming a missing group was committed")
+	}
+	if out := o.Ofctl("dump-flows", "br-a", "table=3"); strings.Contains(out, "priority=10") {
+		t.Fatalf("the valid flow of the failed bundle was installed:\n%s", out)
+	}
+	if got := c.Stats(); got.Bundles != 0 {
+		t.Fatalf("a failed bundle was counted: %+v", got)
+	}
+
+	// The connection is still usable afterwards.
+	var ok Batch
+	fm, _ := good.FlowMod()
+	ok.FlowAdds = append(ok.FlowAdds, fm)
+	if err := c.Commit(&ok); err != nil {
+		t.Fatal(err)
+	}
+	if out := o.Ofctl("dump-flows", "br-a", "table=3"); !strings.Contains(out, "priority=10") {
+		t.Fatalf("the valid flow is missing after a good bundle:\n%s", out)
+	}
+}
