@@ -8,7 +8,7 @@ PKGS      := ./...
 EXAMPLE   := examples/file-export
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build test unit example fuzz demo bench lint cross clean
+.PHONY: all build test deps unit example fuzz demo bench lint cross clean
 
 all: build
 
@@ -20,7 +20,11 @@ build:
 test: lint unit example fuzz
 	@echo "make test: all passed"
 
-unit:
+## deps: what the integration tests need on the machine (Open vSwitch).
+deps:
+	@hack/ensure-ovs.sh
+
+unit: deps
 	$(GO) test -race -count=1 $(PKGS)
 
 example:
@@ -38,11 +42,13 @@ fuzz:
 demo: build
 	@hack/demo.sh
 
-## bench: Go benchmarks of the core at 1k and 10k Services (10 endpoints each).
+## bench: Go benchmarks at 1k and 10k Services (10 endpoints each): the
+## core, and the OVS driver's model (OpenFlow messages per change).
 bench:
 	@mkdir -p $(BIN)
-	$(GO) test -run '^$$' -bench FullBuild -benchmem -benchtime 10x ./core/tracker/ | tee $(BIN)/bench-core.txt
-	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 2000x ./core/tracker/ | tee -a $(BIN)/bench-core.txt
+	$(GO) test -run '^$$' -bench FullBuild -benchmem -benchtime 10x ./core/tracker/ | tee $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 2000x ./core/tracker/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x ./ovs/ | tee -a $(BIN)/bench.txt
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/switchyard-proxy/switchyard/cmd/switchyard/app"
+	_ "github.com/switchyard-proxy/switchyard/dataplanes/builtin"
 )
 
 func main() { os.Exit(app.Main()) }

@@ -1,0 +1,8 @@
+// Package builtin registers the dataplane drivers that ship with
+// Switchyard. The switchyard command imports it; a third-party binary
+// imports it too to offer the built-in drivers next to its own.
+package builtin
+
+import (
+	_ "github.com/switchyard-proxy/switchyard/ovs" // registers "ovs"
+)
