@@ -45,4 +45,3 @@ func testOptions() Options {
 	o.UplinkNextHop = "0a:00:00:00:00:fe"
 	return o
 }
-
