@@ -17,7 +17,9 @@ func ap(ip string, port uint16) netip.AddrPort {
 	return netip.AddrPortFrom(netip.MustParseAddr(ip), port)
 }
 
-const probeTimeout = 2 * time.Second
+// probeTimeout is how long a probe waits for an answer before it counts
+// as dropped (generous: the suite runs with the race detector).
+const probeTimeout = 3 * time.Second
 
 func TestTrafficThroughServices(t *testing.T) {
 	w := newWorld(t)

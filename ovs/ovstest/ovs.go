@@ -77,6 +77,7 @@ func Start(t testing.TB) *OVS {
 	t.Cleanup(o.stop)
 	o.must("ip", "netns", "add", o.NS)
 	o.must("ip", "netns", "exec", o.NS, "ip", "link", "set", "lo", "up")
+	noDAD(o, o.NS)
 	o.must("ovsdb-tool", "create", filepath.Join(dir, "conf.db"), "/usr/share/openvswitch/vswitch.ovsschema")
 	o.startDB()
 	o.Vsctl("--no-wait", "init")

@@ -45,7 +45,15 @@ func (o *OVS) child(suffix string) string {
 	o.must("ip", "netns", "add", ns)
 	o.children = append(o.children, ns)
 	o.must("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+	noDAD(o, ns)
 	return ns
+}
+
+// noDAD turns off IPv6 duplicate address detection in a namespace: a
+// tentative link-local address delays neighbour discovery by a second,
+// which reads as a lost connection in a test.
+func noDAD(o *OVS, ns string) {
+	o.must("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
 }
 
 // inNS runs a command in a namespace.
