@@ -30,16 +30,14 @@ func portsFromInterfaces(ifaces []ovsdb.Interface, uplink string) (uplinkPort ui
 			uplinkPort = uint32(i.OFPort)
 			continue
 		}
-		ips, ok := i.ExternalIDs[KeyPodIPs]
-		if !ok {
-			continue
+		if _, ok := i.ExternalIDs[KeyPodIPs]; !ok {
+			continue // not a pod (the bridge's own port, another CNI's port)
 		}
 		p, err := podFrom(i)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("interface %s: %v", i.Name, err))
 			continue
 		}
-		_ = ips
 		pods = append(pods, p)
 	}
 	return uplinkPort, pods, problems

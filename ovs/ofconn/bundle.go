@@ -70,11 +70,13 @@ func (c *Conn) Commit(b *Batch) error {
 	return nil
 }
 
-// Stats counts what this connection has committed.
+// Stats counts what this connection has committed, and the packet-ins
+// dropped because the queue to the handler was full.
 type Stats struct {
-	Bundles   int
-	FlowMods  int
-	GroupMods int
+	Bundles          int
+	FlowMods         int
+	GroupMods        int
+	DroppedPacketIns int
 }
 
 // Stats returns the counts so far.

@@ -51,7 +51,6 @@ type Conn struct {
 	ready     chan struct{} // closed while connected
 	waiters   map[uint32]chan *openflow15.MultipartReply
 	connected int // number of connections so far
-	dropped   int // packet-ins dropped because the queue was full
 	stats     Stats
 }
 
@@ -214,7 +213,7 @@ func (a *app) PacketRcvd(_ *ofctrl.OFSwitch, pkt *ofctrl.PacketIn) {
 	case a.c.packets <- pkt:
 	default:
 		a.c.mu.Lock()
-		a.c.dropped++
+		a.c.stats.DroppedPacketIns++
 		a.c.mu.Unlock()
 	}
 }

@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// ServeTCP answers every connection to port (all addresses) in a
-// namespace with "identity\n", until the test ends.
-func ServeTCP(t testing.TB, ns string, port uint16, identity string) {
+// listenTCP listens on port (all addresses) inside a namespace until the
+// test ends.
+func listenTCP(t testing.TB, ns string, port uint16) net.Listener {
 	t.Helper()
 	var l net.Listener
 	err := InNS(ns, func() (err error) {
@@ -27,6 +27,14 @@ func ServeTCP(t testing.TB, ns string, port uint16, identity string) {
 		t.Fatalf("listen tcp in %s: %v", ns, err)
 	}
 	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// ServeTCP answers every connection to port (all addresses) in a
+// namespace with "identity\n", until the test ends.
+func ServeTCP(t testing.TB, ns string, port uint16, identity string) {
+	t.Helper()
+	l := listenTCP(t, ns, port)
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -137,15 +145,7 @@ func ProbeUDP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Durati
 // ServeEcho echoes every line back on long-lived connections.
 func ServeEcho(t testing.TB, ns string, port uint16) {
 	t.Helper()
-	var l net.Listener
-	err := InNS(ns, func() (err error) {
-		l, err = net.Listen("tcp", fmt.Sprintf(":%d", port))
-		return err
-	})
-	if err != nil {
-		t.Fatalf("listen tcp in %s: %v", ns, err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := listenTCP(t, ns, port)
 	go func() {
 		for {
 			c, err := l.Accept()
