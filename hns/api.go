@@ -1,0 +1,138 @@
+package hns
+
+import "errors"
+
+// The types below mirror hcsshim/hcn's, field for field and JSON tag for
+// JSON tag (hcsshim v0.13.0), so the Windows client converts with a JSON
+// round trip and `switchyard render --dataplane hns` prints HNS's own
+// schema.
+
+// LoadBalancer is an HNS load balancer (hcn.HostComputeLoadBalancer).
+type LoadBalancer struct {
+	ID                   string        `json:"ID,omitempty"`
+	HostComputeEndpoints []string      `json:",omitempty"`
+	SourceVIP            string        `json:",omitempty"`
+	FrontendVIPs         []string      `json:",omitempty"`
+	PortMappings         []PortMapping `json:",omitempty"`
+	SchemaVersion        SchemaVersion `json:",omitempty"`
+	Flags                uint32        `json:",omitempty"`
+}
+
+// PortMapping is hcn.LoadBalancerPortMapping.
+type PortMapping struct {
+	Protocol         uint32 `json:",omitempty"` // 6 TCP, 17 UDP, 132 SCTP
+	InternalPort     uint16 `json:",omitempty"`
+	ExternalPort     uint16 `json:",omitempty"`
+	DistributionType uint32 `json:",omitempty"`
+	Flags            uint32 `json:",omitempty"`
+}
+
+// SchemaVersion is hcn.SchemaVersion.
+type SchemaVersion struct {
+	Major int `json:",omitempty"`
+	Minor int `json:",omitempty"`
+}
+
+// V2 is the schema version the driver writes.
+var V2 = SchemaVersion{Major: 2, Minor: 0}
+
+// Load balancer flags (hcn.LoadBalancerFlags).
+const (
+	LBFlagDSR  uint32 = 1
+	LBFlagIPv6 uint32 = 2
+)
+
+// Port mapping flags (hcn.LoadBalancerPortMappingFlags); VipExternalIP is
+// kube-proxy's own constant, not hcn's.
+const (
+	PortFlagILB            uint32 = 1
+	PortFlagLocalRoutedVIP uint32 = 2
+	PortFlagUseMux         uint32 = 4
+	PortFlagPreserveDIP    uint32 = 8
+	PortFlagVipExternalIP  uint32 = 16
+)
+
+// Distribution types (hcn.LoadBalancerDistribution).
+const (
+	DistributionNone             uint32 = 0
+	DistributionSourceIPProtocol uint32 = 1
+	DistributionSourceIP         uint32 = 2
+)
+
+// Endpoint is an HNS endpoint (hcn.HostComputeEndpoint), reduced to the
+// fields the driver reads or writes.
+type Endpoint struct {
+	ID                 string           `json:"ID,omitempty"`
+	Name               string           `json:",omitempty"`
+	HostComputeNetwork string           `json:",omitempty"`
+	Policies           []EndpointPolicy `json:",omitempty"`
+	IPConfigurations   []IPConfig       `json:"IpConfigurations,omitempty"`
+	MacAddress         string           `json:",omitempty"`
+	Flags              uint32           `json:",omitempty"`
+	SchemaVersion      SchemaVersion    `json:",omitempty"`
+}
+
+// EndpointFlagRemote marks an endpoint on another host.
+const EndpointFlagRemote uint32 = 1
+
+// EndpointPolicy is hcn.EndpointPolicy; Settings is raw JSON.
+type EndpointPolicy struct {
+	Type     string      `json:",omitempty"`
+	Settings rawSettings `json:",omitempty"`
+}
+
+// IPConfig is hcn.IpConfig.
+type IPConfig struct {
+	IPAddress    string `json:"IpAddress,omitempty"`
+	PrefixLength uint8  `json:",omitempty"`
+}
+
+// ProviderAddressSettings is hcn.ProviderAddressEndpointPolicySetting.
+type ProviderAddressSettings struct {
+	ProviderAddress string `json:",omitempty"`
+}
+
+// Network is what the driver needs of an HNS network.
+type Network struct {
+	ID   string
+	Name string
+	Type string // "L2Bridge", "Overlay", ...
+	// RemoteSubnets maps other nodes' pod prefixes to their provider
+	// addresses (overlay: the remote node's IP), from the network's
+	// RemoteSubnetRoute policies.
+	RemoteSubnets []RemoteSubnet
+}
+
+// RemoteSubnet is one RemoteSubnetRoute policy of an overlay network.
+type RemoteSubnet struct {
+	DestinationPrefix string
+	ProviderAddress   string
+}
+
+// IsOverlay reports whether remote endpoints need provider addresses.
+func (n *Network) IsOverlay() bool { return n.Type == "Overlay" }
+
+// Features is what this HNS supports (hcn.SupportedFeatures, reduced).
+type Features struct {
+	DSR                bool
+	SessionAffinity    bool
+	IPv6DualStack      bool
+	ModifyLoadBalancer bool
+}
+
+// Client is the narrow interface over HNS the driver uses. The Windows
+// implementation calls hcn; hnssim is an in-memory HNS for tests.
+type Client interface {
+	Network(name string) (*Network, error)
+	Endpoints(networkID string) ([]Endpoint, error)
+	CreateEndpoint(networkID string, ep *Endpoint) (*Endpoint, error)
+	DeleteEndpoint(id string) error
+	LoadBalancers() ([]LoadBalancer, error)
+	CreateLoadBalancer(lb *LoadBalancer) (*LoadBalancer, error)
+	UpdateLoadBalancer(id string, lb *LoadBalancer) (*LoadBalancer, error)
+	DeleteLoadBalancer(id string) error
+	Features() (Features, error)
+}
+
+// ErrNotFound is returned for an object that does not exist.
+var ErrNotFound = errors.New("HNS object not found")

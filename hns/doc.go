@@ -1,0 +1,11 @@
+// Package hns is the Windows dataplane driver: it programs HNS (Host
+// Networking Service) load balancers through hcsshim's hcn package, as
+// upstream kube-proxy's winkernel proxier does, with the graph's
+// semantics (terminating fallback and topology for every service type).
+//
+// Everything but the hcn calls is plain Go that runs on Linux: the
+// interface over HNS (api.go), the mapping from the graph to HNS objects
+// (mapping.go), the desired-versus-installed driver (driver.go). The real
+// HNS client lives in hcn_windows.go; tests use the simulator in
+// hns/hnssim.
+package hns

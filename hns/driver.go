@@ -1,0 +1,230 @@
+package hns
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"k8s.io/klog/v2"
+)
+
+// Driver programs HNS load balancers for one network.
+type Driver struct {
+	c    Client
+	opts Options
+
+	mu       sync.Mutex
+	features Features
+	network  *Network
+	nodeIPs  []netip.Addr
+	local    map[string]string // pod IP -> HNS endpoint ID (the CNI's)
+	remote   map[string]string // backend IP -> our remote endpoint ID
+	desired  map[string]DesiredLB
+	spKeys   map[graph.ServicePortName][]string
+	sps      map[graph.ServicePortName]*graph.ServicePort
+	inst     map[string]installed // key -> what HNS holds
+	refs     map[string]int       // endpoint ID -> load balancers using it
+	owned    ownedState
+	touched  map[string]bool
+	reported map[string]bool
+	started  bool
+}
+
+type installed struct {
+	ID   string
+	Spec LoadBalancer
+}
+
+// NewDriver returns a driver over an HNS client (the simulator in tests).
+func NewDriver(c Client, o Options) (*Driver, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	d := &Driver{c: c, opts: o, local: map[string]string{}, remote: map[string]string{},
+		desired: map[string]DesiredLB{}, spKeys: map[graph.ServicePortName][]string{},
+		sps: map[graph.ServicePortName]*graph.ServicePort{}, inst: map[string]installed{}, refs: map[string]int{},
+		touched: map[string]bool{}, reported: map[string]bool{}}
+	var err error
+	if d.features, err = c.Features(); err != nil {
+		return nil, fmt.Errorf("HNS features: %w", err)
+	}
+	if d.network, err = c.Network(o.NetworkName); err != nil {
+		return nil, fmt.Errorf("HNS network %q (--hns-network-name): %w", o.NetworkName, err)
+	}
+	if d.network.IsOverlay() && o.SourceVIP == "" {
+		return nil, fmt.Errorf("network %q is an overlay network: --hns-source-vip is required", o.NetworkName)
+	}
+	if d.owned, err = loadOwned(o.StateFile); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// settings is what the mapping needs now.
+func (d *Driver) settings() Settings {
+	s := Settings{Features: d.features, EnableDSR: d.opts.EnableDSR, NodeIPs: d.nodeIPs}
+	if v, err := netip.ParseAddr(d.opts.SourceVIP); err == nil {
+		s.SourceVIP = v
+	}
+	return s
+}
+
+// Sync implements dataplanes.Driver: it reads what HNS holds, adopts the
+// load balancers and remote endpoints this driver created earlier, and
+// brings everything to the snapshot.
+func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.refresh(); err != nil {
+		return err
+	}
+	d.setNode(s.Node)
+	want := map[graph.ServicePortName]bool{}
+	for _, sp := range s.ServicePorts {
+		want[sp.Name] = true
+		d.setServicePort(sp)
+	}
+	for n := range d.spKeys {
+		if !want[n] {
+			d.removeServicePort(n)
+		}
+	}
+	for k := range d.inst {
+		d.touched[k] = true
+	}
+	d.started = true
+	return d.reconcile(true)
+}
+
+// Apply implements dataplanes.Driver.
+func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if delta.Node != nil {
+		d.setNode(*delta.Node)
+	}
+	for _, sp := range delta.Removed {
+		d.removeServicePort(sp.Name)
+	}
+	for _, u := range delta.Updated {
+		d.setServicePort(u.New)
+	}
+	for _, sp := range delta.Added {
+		d.setServicePort(sp)
+	}
+	return d.reconcile(false)
+}
+
+// refresh reads the network, its endpoints and the load balancers.
+func (d *Driver) refresh() error {
+	n, err := d.c.Network(d.opts.NetworkName)
+	if err != nil {
+		return fmt.Errorf("HNS network %q: %w", d.opts.NetworkName, err)
+	}
+	d.network = n
+	if err := d.refreshEndpoints(); err != nil {
+		return err
+	}
+	lbs, err := d.c.LoadBalancers()
+	if err != nil {
+		return fmt.Errorf("listing HNS load balancers: %w", err)
+	}
+	present := map[string]LoadBalancer{}
+	for _, lb := range lbs {
+		present[lb.ID] = lb
+	}
+	d.inst, d.refs = map[string]installed{}, map[string]int{}
+	for id, key := range d.owned.LoadBalancers {
+		lb, ok := present[id]
+		if !ok {
+			delete(d.owned.LoadBalancers, id) // gone from HNS (deleted by hand, or HNS reset)
+			continue
+		}
+		d.setInstalled(key, installed{ID: id, Spec: normalize(lb)})
+	}
+	return nil
+}
+
+// refreshEndpoints reads the network's endpoints: the CNI's (local pods)
+// and ours (remote backends, by name).
+func (d *Driver) refreshEndpoints() error {
+	eps, err := d.c.Endpoints(d.network.ID)
+	if err != nil {
+		return fmt.Errorf("listing HNS endpoints: %w", err)
+	}
+	d.local, d.remote = map[string]string{}, map[string]string{}
+	for _, ep := range eps {
+		if len(ep.IPConfigurations) == 0 {
+			continue
+		}
+		ip := ep.IPConfigurations[0].IPAddress
+		switch {
+		case strings.HasPrefix(ep.Name, RemotePrefix) && ep.Flags&EndpointFlagRemote != 0:
+			d.remote[ip] = ep.ID
+		case ep.Flags&EndpointFlagRemote == 0:
+			d.local[ip] = ep.ID
+		}
+	}
+	return nil
+}
+
+func (d *Driver) setNode(n graph.Node) {
+	ips := n.IPs
+	if len(d.opts.NodeIPs) > 0 {
+		ips = nil
+		for _, s := range d.opts.NodeIPs {
+			if ip, err := netip.ParseAddr(s); err == nil {
+				ips = append(ips, ip)
+			}
+		}
+	}
+	if slices.Equal(ips, d.nodeIPs) {
+		return
+	}
+	d.nodeIPs = ips
+	for _, sp := range d.sps {
+		d.setServicePort(sp) // source VIPs follow the node IP
+	}
+}
+
+func (d *Driver) setServicePort(sp *graph.ServicePort) {
+	lbs, problems := LoadBalancersFor(sp, d.settings())
+	for _, p := range problems {
+		d.report(p.Service.String(), p.What)
+	}
+	keys := make([]string, 0, len(lbs))
+	for _, lb := range lbs {
+		d.desired[lb.Key] = lb
+		d.touched[lb.Key] = true
+		keys = append(keys, lb.Key)
+	}
+	for _, k := range d.spKeys[sp.Name] {
+		if !slices.Contains(keys, k) {
+			delete(d.desired, k)
+			d.touched[k] = true
+		}
+	}
+	d.spKeys[sp.Name] = keys
+	d.sps[sp.Name] = sp
+}
+
+func (d *Driver) removeServicePort(n graph.ServicePortName) {
+	for _, k := range d.spKeys[n] {
+		delete(d.desired, k)
+		d.touched[k] = true
+	}
+	delete(d.spKeys, n)
+	delete(d.sps, n)
+}
+
+// report logs a problem once.
+func (d *Driver) report(who, what string) {
+	if k := who + "|" + what; !d.reported[k] {
+		d.reported[k] = true
+		klog.InfoS("HNS cannot program this as asked", "servicePort", who, "problem", what)
+	}
+}

@@ -1,0 +1,160 @@
+package hns
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"k8s.io/klog/v2"
+)
+
+func init() {
+	dataplanes.Register("hns", &Factory{})
+}
+
+// Factory registers the HNS driver as dataplane "hns".
+type Factory struct {
+	Options Options
+	// NewClient makes the HNS client (tests set a simulator); nil: the
+	// platform's (hcn on Windows).
+	NewClient func() (Client, error)
+}
+
+// Description implements dataplanes.Factory.
+func (f *Factory) Description() string {
+	return "Windows HNS: load balancers through hcsshim's hcn (DSR, preserve-DIP, overlay remote endpoints, in-place modify)"
+}
+
+// Capabilities implements dataplanes.Factory.
+func (f *Factory) Capabilities() dataplanes.Capabilities {
+	return dataplanes.Capabilities{
+		Supported: []dataplanes.Capability{dataplanes.IPv4, dataplanes.IPv6, dataplanes.TCP, dataplanes.UDP, dataplanes.SCTP,
+			dataplanes.NodePort, dataplanes.ExternalIPs, dataplanes.LoadBalancerIPs, dataplanes.SessionAffinity,
+			dataplanes.ExternalLocal, dataplanes.InternalLocal},
+		Gaps: map[dataplanes.Capability]string{
+			dataplanes.SourceRanges:     "HNS load balancers have no source filter",
+			dataplanes.AffinityTimeout:  "HNS SourceIP distribution has no timeout: a client stays on its endpoint while it exists",
+			dataplanes.ShortCircuit:     "HNS cannot tell a pod's traffic to an external frontend from outside traffic",
+			dataplanes.RejectNoEndpoint: "HNS cannot reject: a frontend without endpoints gets no load balancer",
+		},
+	}
+}
+
+// Annotations implements dataplanes.AnnotationReader.
+func (f *Factory) Annotations() []string { return []string{AnnotationPreserveDestination} }
+
+// AddFlags implements dataplanes.Factory.
+func (f *Factory) AddFlags(fs *pflag.FlagSet) { f.Options.AddFlags(fs) }
+
+// New implements dataplanes.Factory.
+func (f *Factory) New(_ context.Context, _ dataplanes.Env) (dataplanes.Driver, error) {
+	if err := f.Options.validate(); err != nil {
+		return nil, err
+	}
+	newClient := f.NewClient
+	if newClient == nil {
+		newClient = platformClient
+	}
+	c, err := newClient()
+	if err != nil {
+		return nil, err
+	}
+	return NewDriver(c, f.Options)
+}
+
+func (o *Options) validate() error {
+	var errs []error
+	if o.NetworkName == "" {
+		errs = append(errs, errors.New("--hns-network-name is empty"))
+	}
+	if o.SourceVIP != "" {
+		if _, err := netip.ParseAddr(o.SourceVIP); err != nil {
+			errs = append(errs, fmt.Errorf("--hns-source-vip %q is not an IP address", o.SourceVIP))
+		}
+	}
+	for _, s := range o.NodeIPs {
+		if _, err := netip.ParseAddr(s); err != nil {
+			errs = append(errs, fmt.Errorf("--hns-node-ips: %q is not an IP address", s))
+		}
+	}
+	if o.StateFile == "" {
+		errs = append(errs, errors.New("--hns-state-file is empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// rendered is what `switchyard render --dataplane hns` prints.
+type rendered struct {
+	Note            string         `json:"note"`
+	LoadBalancers   []LoadBalancer `json:"loadBalancers"`
+	RemoteEndpoints []Endpoint     `json:"remoteEndpoints"`
+}
+
+// Render implements dataplanes.Factory: the load balancers and remote
+// endpoints in HNS's own JSON, for an HNS with every feature (Windows
+// Server 2025) and an l2bridge network. Endpoint IDs are only known on
+// the node, so they read "local:IP" and "remote:IP".
+func (f *Factory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error {
+	if err := f.Options.validate(); err != nil {
+		return err
+	}
+	set := Settings{Features: Features{DSR: true, SessionAffinity: true, IPv6DualStack: true, ModifyLoadBalancer: true},
+		EnableDSR: f.Options.EnableDSR, NodeIPs: s.Node.IPs}
+	if v, err := netip.ParseAddr(f.Options.SourceVIP); err == nil {
+		set.SourceVIP = v
+	}
+	out := rendered{Note: "assumes Windows Server 2025 (all HNS features) and an l2bridge network; endpoint IDs are symbolic",
+		LoadBalancers: []LoadBalancer{}, RemoteEndpoints: []Endpoint{}}
+	remote := map[string]bool{}
+	net := &Network{Type: "L2Bridge"}
+	for _, sp := range s.ServicePorts {
+		lbs, problems := LoadBalancersFor(sp, set)
+		for _, p := range problems {
+			klog.InfoS("HNS cannot program this as asked", "servicePort", p.Service.String(), "problem", p.What)
+		}
+		for _, want := range lbs {
+			lb := LoadBalancer{SourceVIP: want.SourceVIP, SchemaVersion: V2, Flags: want.Flags,
+				PortMappings: []PortMapping{{Protocol: want.Protocol, InternalPort: want.Target, ExternalPort: want.Port,
+					DistributionType: want.Dist, Flags: want.PortFlags}}}
+			if want.VIP.IsValid() {
+				lb.FrontendVIPs = []string{want.VIP.String()}
+			}
+			for _, e := range want.Endpoints {
+				if e.Local {
+					lb.HostComputeEndpoints = append(lb.HostComputeEndpoints, "local:"+e.IP.String())
+					continue
+				}
+				lb.HostComputeEndpoints = append(lb.HostComputeEndpoints, "remote:"+e.IP.String())
+				if !remote[e.IP.String()] {
+					remote[e.IP.String()] = true
+					ep := RemoteEndpoint(net, e.IP, netip.Addr{})
+					ep.ID = "remote:" + e.IP.String()
+					out.RemoteEndpoints = append(out.RemoteEndpoints, *ep)
+				}
+			}
+			out.LoadBalancers = append(out.LoadBalancers, normalize(lb))
+		}
+	}
+	slices.SortStableFunc(out.LoadBalancers, func(a, b LoadBalancer) int { return strings.Compare(lbSortKey(a), lbSortKey(b)) })
+	slices.SortFunc(out.RemoteEndpoints, func(a, b Endpoint) int { return strings.Compare(a.ID, b.ID) })
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func lbSortKey(lb LoadBalancer) string {
+	vip := ""
+	if len(lb.FrontendVIPs) > 0 {
+		vip = lb.FrontendVIPs[0]
+	}
+	pm := lb.PortMappings[0]
+	return fmt.Sprintf("%s|%05d|%03d", vip, pm.ExternalPort, pm.Protocol)
+}

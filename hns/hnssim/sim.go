@@ -1,0 +1,438 @@
+// Package hnssim is an in-memory HNS for tests on Linux: networks, endpoints
+// and load balancers with the checks HNS applies (as documented and as
+// upstream kube-proxy has met them), features gated by a simulated Windows
+// build, call counting, fault injection, and a packet evaluator (eval.go).
+//
+// It is a model, not Windows. It models: object lifetimes that outlive a
+// driver (restart tests), duplicate frontends failing like HRESULT
+// 0x803b0013, the 64-backend limit, ModifyLoadBalancer being unavailable
+// before Windows Server 2025, DSR (2019+) and session affinity (2022+)
+// gated by build, remote endpoints needing a provider address on overlay,
+// and an HNS restart window in which calls fail. It does not model: VFP
+// rule ordering, ACLs, host routing, packet rewriting beyond the load
+// balancer decision, timing, or error codes it has no source for (those
+// return descriptive errors instead).
+package hnssim
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/switchyard-proxy/switchyard/hns"
+)
+
+// Build is a simulated Windows Server build.
+type Build int
+
+// Builds and what they support.
+const (
+	Windows2019 Build = 17763 // DSR
+	Windows2022 Build = 20348 // + session affinity, IPv6 dual-stack
+	Windows2025 Build = 26100 // + ModifyLoadBalancer (in-place update)
+)
+
+// Errors HNS returns (texts as HNS words them where known).
+var (
+	ErrPortExists     = errors.New("HNS failed with error 0x803b0013: The specified port already exists")
+	ErrNotImplemented = errors.New("HNS failed with error 0x80004001: Not implemented")
+	ErrUnavailable    = errors.New("HNS failed with error 0x800706ba: The RPC server is unavailable")
+	ErrTooMany        = errors.New("HNS rejected the load balancer: more than 64 backends")
+)
+
+// Sim is the simulated HNS. It implements hns.Client.
+type Sim struct {
+	mu        sync.Mutex
+	build     Build
+	networks  map[string]*hns.Network
+	endpoints map[string]*hns.Endpoint
+	lbs       map[string]*hns.LoadBalancer
+	hostIPs   []netip.Addr
+	next      int
+	calls     map[string]int
+	faults    map[string][]error
+	down      int // calls still failing after a restart
+}
+
+var _ hns.Client = (*Sim)(nil)
+
+// New returns an empty HNS of a Windows build.
+func New(b Build) *Sim {
+	return &Sim{build: b, networks: map[string]*hns.Network{}, endpoints: map[string]*hns.Endpoint{},
+		lbs: map[string]*hns.LoadBalancer{}, calls: map[string]int{}, faults: map[string][]error{}}
+}
+
+func (s *Sim) id(kind string) string {
+	s.next++
+	return fmt.Sprintf("%s-%08d-0000-0000-0000-%012d", kind, s.next, s.next)
+}
+
+// AddNetwork creates a network (type "L2Bridge" or "Overlay").
+func (s *Sim) AddNetwork(name, typ string, remote ...hns.RemoteSubnet) *hns.Network {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := &hns.Network{ID: s.id("net"), Name: name, Type: typ, RemoteSubnets: remote}
+	s.networks[name] = n
+	return n
+}
+
+// AddHostIP gives the host an address (NodePort frontends answer on it).
+func (s *Sim) AddHostIP(ip netip.Addr) {
+	s.mu.Lock()
+	s.hostIPs = append(s.hostIPs, ip)
+	s.mu.Unlock()
+}
+
+// AddLocalEndpoint creates a pod's endpoint as a CNI would.
+func (s *Sim) AddLocalEndpoint(network, name, ip string) *hns.Endpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.networks[network]
+	ep := &hns.Endpoint{ID: s.id("ep"), Name: name, HostComputeNetwork: n.ID,
+		IPConfigurations: []hns.IPConfig{{IPAddress: ip}}, SchemaVersion: hns.V2}
+	s.endpoints[ep.ID] = ep
+	return clone(ep)
+}
+
+// RemoveEndpointByIP deletes an endpoint as a CNI would (pod gone).
+func (s *Sim) RemoveEndpointByIP(ip string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, ep := range s.endpoints {
+		if epIP(ep) == ip {
+			delete(s.endpoints, id)
+		}
+	}
+}
+
+// Calls returns how many times each operation was called.
+func (s *Sim) Calls() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// ResetCalls zeroes the counters.
+func (s *Sim) ResetCalls() {
+	s.mu.Lock()
+	s.calls = map[string]int{}
+	s.mu.Unlock()
+}
+
+// FailNext makes the next n calls of op fail with err.
+func (s *Sim) FailNext(op string, err error, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.faults[op] = append(s.faults[op], err)
+	}
+}
+
+// Restart simulates the HNS service restarting: objects persist (HNS
+// keeps them in its store), and the next n calls of any kind fail.
+func (s *Sim) Restart(n int) {
+	s.mu.Lock()
+	s.down = n
+	s.mu.Unlock()
+}
+
+// LoadBalancerCount and EndpointCount describe the store.
+func (s *Sim) LoadBalancerCount() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.lbs) }
+
+// call counts an operation and returns an injected error, if any.
+func (s *Sim) call(op string) error {
+	s.calls[op]++
+	if s.down > 0 {
+		s.down--
+		return ErrUnavailable
+	}
+	if q := s.faults[op]; len(q) > 0 {
+		s.faults[op] = q[1:]
+		return q[0]
+	}
+	return nil
+}
+
+// Features implements hns.Client.
+func (s *Sim) Features() (hns.Features, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("Features"); err != nil {
+		return hns.Features{}, err
+	}
+	return hns.Features{
+		DSR:                s.build >= Windows2019,
+		SessionAffinity:    s.build >= Windows2022,
+		IPv6DualStack:      s.build >= Windows2022,
+		ModifyLoadBalancer: s.build >= Windows2025,
+	}, nil
+}
+
+// Network implements hns.Client.
+func (s *Sim) Network(name string) (*hns.Network, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("Network"); err != nil {
+		return nil, err
+	}
+	n, ok := s.networks[name]
+	if !ok {
+		return nil, fmt.Errorf("network %q: %w", name, hns.ErrNotFound)
+	}
+	c := *n
+	c.RemoteSubnets = slices.Clone(n.RemoteSubnets)
+	return &c, nil
+}
+
+// Endpoints implements hns.Client.
+func (s *Sim) Endpoints(networkID string) ([]hns.Endpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("ListEndpoints"); err != nil {
+		return nil, err
+	}
+	var out []hns.Endpoint
+	for _, ep := range s.endpoints {
+		if ep.HostComputeNetwork == networkID {
+			out = append(out, *clone(ep))
+		}
+	}
+	slices.SortFunc(out, func(a, b hns.Endpoint) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// CreateEndpoint implements hns.Client (remote endpoints).
+func (s *Sim) CreateEndpoint(networkID string, ep *hns.Endpoint) (*hns.Endpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("CreateEndpoint"); err != nil {
+		return nil, err
+	}
+	var net *hns.Network
+	for _, n := range s.networks {
+		if n.ID == networkID {
+			net = n
+		}
+	}
+	if net == nil {
+		return nil, fmt.Errorf("network %s: %w", networkID, hns.ErrNotFound)
+	}
+	ip := epIP(ep)
+	if _, err := netip.ParseAddr(ip); err != nil {
+		return nil, fmt.Errorf("endpoint IP %q: %v", ip, err)
+	}
+	for _, other := range s.endpoints {
+		if other.HostComputeNetwork == networkID && epIP(other) == ip {
+			return nil, fmt.Errorf("HNS failed with error 0x803b0012: an endpoint with IP %s already exists", ip)
+		}
+	}
+	if net.IsOverlay() && providerAddress(ep) == "" {
+		return nil, fmt.Errorf("remote endpoint %s on overlay network %s has no ProviderAddress policy", ip, net.Name)
+	}
+	c := clone(ep)
+	c.ID = s.id("ep")
+	c.HostComputeNetwork = networkID
+	s.endpoints[c.ID] = c
+	return clone(c), nil
+}
+
+// DeleteEndpoint implements hns.Client. An endpoint a load balancer still
+// uses cannot be deleted.
+func (s *Sim) DeleteEndpoint(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("DeleteEndpoint"); err != nil {
+		return err
+	}
+	if _, ok := s.endpoints[id]; !ok {
+		return fmt.Errorf("endpoint %s: %w", id, hns.ErrNotFound)
+	}
+	for _, lb := range s.lbs {
+		if slices.Contains(lb.HostComputeEndpoints, id) {
+			return fmt.Errorf("HNS failed with error 0x803b0016: endpoint %s is used by load balancer %s", id, lb.ID)
+		}
+	}
+	delete(s.endpoints, id)
+	return nil
+}
+
+// LoadBalancers implements hns.Client.
+func (s *Sim) LoadBalancers() ([]hns.LoadBalancer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("ListLoadBalancers"); err != nil {
+		return nil, err
+	}
+	var out []hns.LoadBalancer
+	for _, lb := range s.lbs {
+		out = append(out, *cloneLB(lb))
+	}
+	slices.SortFunc(out, func(a, b hns.LoadBalancer) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// CreateLoadBalancer implements hns.Client.
+func (s *Sim) CreateLoadBalancer(lb *hns.LoadBalancer) (*hns.LoadBalancer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("CreateLoadBalancer"); err != nil {
+		return nil, err
+	}
+	if err := s.validate(lb, ""); err != nil {
+		return nil, err
+	}
+	c := cloneLB(lb)
+	c.ID = s.id("lb")
+	s.lbs[c.ID] = c
+	return cloneLB(c), nil
+}
+
+// UpdateLoadBalancer implements hns.Client (ModifyLoadBalancer).
+func (s *Sim) UpdateLoadBalancer(id string, lb *hns.LoadBalancer) (*hns.LoadBalancer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("UpdateLoadBalancer"); err != nil {
+		return nil, err
+	}
+	if s.build < Windows2025 {
+		return nil, ErrNotImplemented
+	}
+	if _, ok := s.lbs[id]; !ok {
+		return nil, fmt.Errorf("load balancer %s: %w", id, hns.ErrNotFound)
+	}
+	if err := s.validate(lb, id); err != nil {
+		return nil, err
+	}
+	c := cloneLB(lb)
+	c.ID = id
+	s.lbs[id] = c
+	return cloneLB(c), nil
+}
+
+// DeleteLoadBalancer implements hns.Client.
+func (s *Sim) DeleteLoadBalancer(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("DeleteLoadBalancer"); err != nil {
+		return err
+	}
+	if _, ok := s.lbs[id]; !ok {
+		return fmt.Errorf("load balancer %s: %w", id, hns.ErrNotFound)
+	}
+	delete(s.lbs, id)
+	return nil
+}
+
+// validate checks a load balancer as HNS would; self is the ID being
+// updated ("" on create).
+func (s *Sim) validate(lb *hns.LoadBalancer, self string) error {
+	if len(lb.PortMappings) == 0 {
+		return errors.New("load balancer has no port mapping")
+	}
+	if len(lb.HostComputeEndpoints) > 64 {
+		return ErrTooMany
+	}
+	for _, id := range lb.HostComputeEndpoints {
+		if _, ok := s.endpoints[id]; !ok {
+			return fmt.Errorf("HNS failed with error 0x803b0005: endpoint %s not found", id)
+		}
+	}
+	v6 := lb.Flags&hns.LBFlagIPv6 != 0
+	for _, vip := range lb.FrontendVIPs {
+		ip, err := netip.ParseAddr(vip)
+		if err != nil {
+			return fmt.Errorf("frontend VIP %q: %v", vip, err)
+		}
+		if ip.Is6() != v6 {
+			return fmt.Errorf("frontend VIP %s does not match the load balancer's IPv6 flag", vip)
+		}
+	}
+	if v6 && s.build < Windows2022 {
+		return errors.New("IPv6 load balancers need IPv6 dual-stack support (Windows Server 2022)")
+	}
+	if lb.Flags&hns.LBFlagDSR != 0 && s.build < Windows2019 {
+		return errors.New("DSR needs Windows Server 2019")
+	}
+	for _, pm := range lb.PortMappings {
+		switch pm.Protocol {
+		case 6, 17, 132:
+		default:
+			return fmt.Errorf("protocol %d is not supported", pm.Protocol)
+		}
+		if pm.DistributionType == hns.DistributionSourceIP && s.build < Windows2022 {
+			return errors.New("session affinity needs Windows Server 2022")
+		}
+	}
+	for id, other := range s.lbs {
+		if id == self {
+			continue
+		}
+		if sameFrontend(lb, other) {
+			return ErrPortExists
+		}
+	}
+	return nil
+}
+
+// sameFrontend reports whether two load balancers claim the same VIP (or
+// both none), external port and protocol.
+func sameFrontend(a, b *hns.LoadBalancer) bool {
+	vipsOverlap := len(a.FrontendVIPs) == 0 && len(b.FrontendVIPs) == 0
+	for _, v := range a.FrontendVIPs {
+		if slices.Contains(b.FrontendVIPs, v) {
+			vipsOverlap = true
+		}
+	}
+	if !vipsOverlap {
+		return false
+	}
+	for _, pa := range a.PortMappings {
+		for _, pb := range b.PortMappings {
+			if pa.Protocol == pb.Protocol && pa.ExternalPort == pb.ExternalPort {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func epIP(ep *hns.Endpoint) string {
+	if len(ep.IPConfigurations) == 0 {
+		return ""
+	}
+	return ep.IPConfigurations[0].IPAddress
+}
+
+func providerAddress(ep *hns.Endpoint) string {
+	for _, p := range ep.Policies {
+		if p.Type == "ProviderAddress" {
+			var s hns.ProviderAddressSettings
+			if jsonUnmarshal(p.Settings, &s) == nil {
+				return s.ProviderAddress
+			}
+		}
+	}
+	return ""
+}
+
+func clone(ep *hns.Endpoint) *hns.Endpoint {
+	c := *ep
+	c.Policies = slices.Clone(ep.Policies)
+	c.IPConfigurations = slices.Clone(ep.IPConfigurations)
+	return &c
+}
+
+func cloneLB(lb *hns.LoadBalancer) *hns.LoadBalancer {
+	c := *lb
+	c.HostComputeEndpoints = slices.Clone(lb.HostComputeEndpoints)
+	c.FrontendVIPs = slices.Clone(lb.FrontendVIPs)
+	c.PortMappings = slices.Clone(lb.PortMappings)
+	return &c
+}

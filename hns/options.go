@@ -1,0 +1,23 @@
+package hns
+
+import (
+	"github.com/spf13/pflag"
+)
+
+// Options are the --hns-* flags.
+type Options struct {
+	NetworkName string
+	EnableDSR   bool
+	SourceVIP   string
+	NodeIPs     []string
+	StateFile   string
+}
+
+// AddFlags adds the HNS driver's flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.NetworkName, "hns-network-name", "cbr0", "hns: the HNS network pods are on (l2bridge or overlay)")
+	fs.BoolVar(&o.EnableDSR, "hns-enable-dsr", false, "hns: direct server return for ClusterIP load balancers (externalTrafficPolicy=Local ones use DSR whenever HNS supports it)")
+	fs.StringVar(&o.SourceVIP, "hns-source-vip", "", "hns: source VIP of load balancers on an overlay network (required there); l2bridge uses the node IP")
+	fs.StringSliceVar(&o.NodeIPs, "hns-node-ips", nil, "hns: the node's addresses (default: the Node's primary IPs)")
+	fs.StringVar(&o.StateFile, "hns-state-file", `C:\ProgramData\switchyard\hns-owned.json`, "hns: where the driver records the load balancers it created (HNS load balancers carry no owner)")
+}
