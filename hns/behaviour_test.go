@@ -1,0 +1,294 @@
+package hns_test
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+
+	. "github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/hns"
+	"github.com/switchyard-proxy/switchyard/hns/hnssim"
+	v1 "k8s.io/api/core/v1"
+)
+
+// lbCalls counts the calls that change load balancers or endpoints.
+func lbCalls(c map[string]int) map[string]int {
+	out := map[string]int{}
+	for _, op := range []string{"CreateLoadBalancer", "UpdateLoadBalancer", "DeleteLoadBalancer", "CreateEndpoint", "DeleteEndpoint"} {
+		if c[op] > 0 {
+			out[op] = c[op]
+		}
+	}
+	return out
+}
+
+func twoServices(w *world) {
+	w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30080)))
+	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), remote("10.244.2.7")))
+	w.tr.UpsertService(Service("ns", "other", ClusterIPs("10.96.0.11"), Port("http", tcp, 80, 0)))
+	w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6")))
+}
+
+func TestOneEndpointChangeCalls(t *testing.T) {
+	cases := []struct {
+		build hnssim.Build
+		want  map[string]int
+	}{
+		// ModifyLoadBalancer: one call per load balancer the endpoint is in
+		// (ClusterIP and NodePort).
+		{hnssim.Windows2025, map[string]int{"UpdateLoadBalancer": 2}},
+		// Without it: delete and create each.
+		{hnssim.Windows2022, map[string]int{"DeleteLoadBalancer": 2, "CreateLoadBalancer": 2}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.build), func(t *testing.T) {
+			w := newWorld(t, tc.build, "L2Bridge")
+			twoServices(w)
+			w.mustSync()
+			w.sim.ResetCalls()
+			w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7")))
+			w.mustApply()
+			got := lbCalls(w.sim.Calls())
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("calls %v, want %v", got, tc.want)
+			}
+			if b := w.backends(w.lbs()["10.96.0.10:80/tcp"]); strings.Join(b, ",") != "10.244.1.5,10.244.1.6,10.244.2.7" {
+				t.Fatalf("backends %v", b)
+			}
+		})
+	}
+	t.Run("ClusterIP only: exactly one call on Windows Server 2025", func(t *testing.T) {
+		w := newWorld(t, hnssim.Windows2025, "L2Bridge")
+		twoServices(w)
+		w.mustSync()
+		w.sim.ResetCalls()
+		w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5")))
+		w.mustApply()
+		if got := w.sim.Calls(); got["UpdateLoadBalancer"] != 1 || len(lbCalls(got)) != 1 {
+			t.Fatalf("calls %v, want one UpdateLoadBalancer", got)
+		}
+	})
+}
+
+func TestRestartAdoptsWithoutCalls(t *testing.T) {
+	w := newWorld(t, hnssim.Windows2022, "Overlay")
+	twoServices(w)
+	w.mustSync()
+	before := w.sim.LoadBalancerCount()
+	w.sim.ResetCalls()
+	w.start() // a restarted switchyard, same HNS and state file
+	w.mustSync()
+	if got := lbCalls(w.sim.Calls()); len(got) != 0 {
+		t.Fatalf("a restart with nothing changed made %v", got)
+	}
+	if w.sim.LoadBalancerCount() != before {
+		t.Fatalf("%d load balancers after the restart, %d before", w.sim.LoadBalancerCount(), before)
+	}
+	// A change after the restart modifies what was adopted.
+	w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5")))
+	w.mustApply()
+	if w.sim.LoadBalancerCount() != before {
+		t.Fatalf("%d load balancers after a change, %d before: the adopted one was duplicated", w.sim.LoadBalancerCount(), before)
+	}
+}
+
+func TestForeignObjectsAreNeverTouched(t *testing.T) {
+	w := newWorld(t, hnssim.Windows2022, "L2Bridge")
+	p1 := w.localID("10.244.1.5")
+	foreign, err := w.sim.CreateLoadBalancer(&hns.LoadBalancer{FrontendVIPs: []string{"10.96.99.99"}, HostComputeEndpoints: []string{p1},
+		PortMappings: []hns.PortMapping{{Protocol: 6, InternalPort: 80, ExternalPort: 80}}, SchemaVersion: hns.V2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A service whose frontend collides with the foreign load balancer, and
+	// one that does not.
+	w.tr.UpsertService(Service("ns", "clash", ClusterIPs("10.96.99.99"), Port("http", tcp, 80, 0)))
+	w.tr.UpsertEndpointSlice(Slice("ns", "clash-1", "clash", v4, SlicePort("http", tcp, 8080), local("10.244.1.6")))
+	twoServices(w)
+	if err := w.sync(); err != nil {
+		t.Fatalf("a frontend another component holds failed the whole sync: %v", err)
+	}
+	lbs := w.lbs()
+	if _, ok := lbs["10.96.0.10:80/tcp"]; !ok {
+		t.Fatal("the other services were not programmed")
+	}
+	if lb := lbs["10.96.99.99:80/tcp"]; lb.ID != foreign.ID || lb.HostComputeEndpoints[0] != p1 {
+		t.Fatalf("the foreign load balancer was changed: %+v", lb)
+	}
+	if err := w.d.Cleanup(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	left := w.lbs()
+	if len(left) != 1 || left["10.96.99.99:80/tcp"].ID != foreign.ID {
+		t.Fatalf("after cleanup: %v, want only the foreign one", keys(left))
+	}
+	if w.remoteCount() != 0 {
+		t.Fatal("cleanup left our remote endpoints")
+	}
+}
+
+func TestTransientErrorsAreRetriedAndIsolated(t *testing.T) {
+	w := newWorld(t, hnssim.Windows2022, "L2Bridge")
+	w.sim.FailNext("CreateLoadBalancer", hnssim.ErrUnavailable, 1)
+	twoServices(w)
+	if err := w.sync(); err == nil {
+		t.Fatal("a failed create was not reported")
+	}
+	if n := w.sim.LoadBalancerCount(); n != 2 {
+		t.Fatalf("%d load balancers after one failed create, want the other 2", n)
+	}
+	w.mustSync() // the retry
+	if n := w.sim.LoadBalancerCount(); n != 3 {
+		t.Fatalf("%d load balancers after the retry, want 3", n)
+	}
+}
+
+func TestHNSRestartIsRetriedWithoutDuplicates(t *testing.T) {
+	w := newWorld(t, hnssim.Windows2025, "L2Bridge")
+	twoServices(w)
+	w.mustSync()
+	w.sim.Restart(4)
+	w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5")))
+	tries := 0
+	for w.apply() != nil {
+		if tries++; tries > 10 {
+			t.Fatal("never recovered from the HNS restart")
+		}
+	}
+	if n := w.sim.LoadBalancerCount(); n != 3 {
+		t.Fatalf("%d load balancers, want 3 (no duplicates)", n)
+	}
+	if b := w.backends(w.lbs()["10.96.0.11:80/tcp"]); strings.Join(b, ",") != "10.244.1.5,10.244.1.6" {
+		t.Fatalf("backends %v", b)
+	}
+}
+
+func TestStaleLoadBalancersDeletedInBoundedSteps(t *testing.T) {
+	w := newWorld(t, hnssim.Windows2022, "L2Bridge")
+	for i := range 30 {
+		w.tr.UpsertService(Service("ns", fmt.Sprintf("s%d", i), ClusterIPs(fmt.Sprintf("10.96.1.%d", i+1)), Port("http", tcp, 80, 0)))
+		w.tr.UpsertEndpointSlice(Slice("ns", fmt.Sprintf("s%d-1", i), fmt.Sprintf("s%d", i), v4, SlicePort("http", tcp, 8080), local("10.244.1.5")))
+	}
+	w.mustSync()
+	// The services go while switchyard is down.
+	for i := range 30 {
+		w.tr.DeleteService("ns", fmt.Sprintf("s%d", i))
+	}
+	w.start()
+	w.mustSync()
+	if n := w.sim.LoadBalancerCount(); n != 10 {
+		t.Fatalf("%d load balancers after the first sync, want 10 (20 deleted per sync)", n)
+	}
+	w.mustSync()
+	if n := w.sim.LoadBalancerCount(); n != 0 {
+		t.Fatalf("%d load balancers after the second sync, want 0", n)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	t.Run("more than 64 backends: the local ones first, then the rest up to 64", func(t *testing.T) {
+		w := newWorld(t, hnssim.Windows2022, "L2Bridge")
+		opts := []SliceOption{SlicePort("http", tcp, 8080), local("10.244.1.5")}
+		for i := range 70 {
+			opts = append(opts, remote(fmt.Sprintf("10.244.2.%d", i+10)))
+		}
+		w.tr.UpsertService(Service("ns", "big", ClusterIPs("10.96.0.50"), Port("http", tcp, 80, 0)))
+		w.tr.UpsertEndpointSlice(Slice("ns", "big-1", "big", v4, opts...))
+		w.mustSync()
+		b := w.backends(w.lbs()["10.96.0.50:80/tcp"])
+		if len(b) != 64 || b[0] != "10.244.1.5" {
+			t.Fatalf("%d backends, first %v", len(b), b[:1])
+		}
+	})
+	t.Run("endpoints with different target ports: the most common port", func(t *testing.T) {
+		w := newWorld(t, hnssim.Windows2022, "L2Bridge")
+		w.tr.UpsertService(Service("ns", "mixed", ClusterIPs("10.96.0.51"), Port("http", tcp, 80, 0)))
+		w.tr.UpsertEndpointSlice(Slice("ns", "m-1", "mixed", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), remote("10.244.2.7")))
+		w.tr.UpsertEndpointSlice(Slice("ns", "m-2", "mixed", v4, SlicePort("http", tcp, 9090), local("10.244.1.6")))
+		w.mustSync()
+		lb := w.lbs()["10.96.0.51:80/tcp"]
+		if lb.PortMappings[0].InternalPort != 8080 || strings.Join(w.backends(lb), ",") != "10.244.1.5,10.244.2.7" {
+			t.Fatalf("port %d backends %v", lb.PortMappings[0].InternalPort, w.backends(lb))
+		}
+	})
+	t.Run("IPv6 on Windows Server 2019 is not programmed; IPv4 still is", func(t *testing.T) {
+		w := newWorld(t, hnssim.Windows2019, "L2Bridge")
+		w.tr.UpsertService(Service("ns", "ds", ClusterIPs("10.96.0.52", "fd00:96::52"), Port("http", tcp, 80, 0)))
+		w.tr.UpsertEndpointSlice(Slice("ns", "ds-4", "ds", v4, SlicePort("http", tcp, 8080), local("10.244.1.5")))
+		w.tr.UpsertEndpointSlice(Slice("ns", "ds-6", "ds", v6, SlicePort("http", tcp, 8080), local("fd00:244:1::5")))
+		w.mustSync()
+		if got := keys(w.lbs()); len(got) != 1 || got[0] != "10.96.0.52:80/tcp" {
+			t.Fatalf("load balancers %v", got)
+		}
+	})
+	t.Run("IPv6 on Windows Server 2022 carries the IPv6 flag", func(t *testing.T) {
+		w := newWorld(t, hnssim.Windows2022, "L2Bridge")
+		w.tr.UpsertService(Service("ns", "ds", ClusterIPs("10.96.0.52", "fd00:96::52"), Port("http", tcp, 80, 0)))
+		w.tr.UpsertEndpointSlice(Slice("ns", "ds-6", "ds", v6, SlicePort("http", tcp, 8080), local("fd00:244:1::5")))
+		w.mustSync()
+		lb, ok := w.lbs()["[fd00:96::52]:80/tcp"]
+		if !ok || lb.Flags != hns.LBFlagIPv6 {
+			t.Fatalf("IPv6 load balancer %+v (have %v)", lb, keys(w.lbs()))
+		}
+	})
+}
+
+func TestEvaluator(t *testing.T) {
+	w := newWorld(t, hnssim.Windows2022, "L2Bridge")
+	w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeLoadBalancer), Port("http", tcp, 80, 30080),
+		Ingress("203.0.113.10"), Annotation(hns.AnnotationPreserveDestination, "true")))
+	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7")))
+	w.tr.UpsertService(Service("ns", "sticky", ClusterIPs("10.96.0.20"), ClientIPAffinity(60), Port("http", tcp, 80, 0)))
+	w.tr.UpsertEndpointSlice(Slice("ns", "sticky-1", "sticky", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7")))
+	w.mustSync()
+	pod := netip.MustParseAddr("10.244.1.9")
+	client := netip.MustParseAddr("198.51.100.5")
+	eval := func(from hnssim.SourceKind, src netip.Addr, dst string, conn uint64) hnssim.Verdict {
+		return w.sim.Evaluate(hnssim.Packet{From: from, Src: src, Dst: netip.MustParseAddrPort(dst), Protocol: 6, Conn: conn})
+	}
+	seen := map[string]bool{}
+	for c := range uint64(40) {
+		v := eval(hnssim.FromPod, pod, "10.96.0.10:80", c)
+		if !v.Balanced || v.Backend.Port() != 8080 {
+			t.Fatalf("ClusterIP: %+v", v)
+		}
+		seen[v.Backend.Addr().String()] = true
+	}
+	if len(seen) != 3 {
+		t.Fatalf("40 connections reached %v", seen)
+	}
+	first := eval(hnssim.FromPod, pod, "10.96.0.20:80", 0)
+	for c := range uint64(20) {
+		if v := eval(hnssim.FromPod, pod, "10.96.0.20:80", c); v.Backend != first.Backend {
+			t.Fatalf("affinity: connection %d went to %v, first to %v", c, v.Backend, first.Backend)
+		}
+	}
+	if v := eval(hnssim.FromExternal, client, "203.0.113.10:80", 1); !v.Balanced || !v.DSR || v.DstSeen.String() != "203.0.113.10" {
+		t.Fatalf("preserve-destination ingress: %+v", v)
+	}
+	if v := eval(hnssim.FromExternal, client, nodeIP.String()+":30080", 1); !v.Balanced {
+		t.Fatalf("NodePort from outside: %+v", v)
+	}
+	if v := eval(hnssim.FromNode, nodeIP, nodeIP.String()+":30080", 1); v.Balanced {
+		t.Fatalf("NodePort from the node itself must not be balanced on Windows: %+v", v)
+	}
+	if v := eval(hnssim.FromPod, pod, "10.96.0.99:80", 1); v.Balanced {
+		t.Fatalf("a frontend without a load balancer: %+v", v)
+	}
+}
+
+func (w *world) localID(ip string) string {
+	w.t.Helper()
+	eps, _ := w.sim.Endpoints(w.networkID())
+	for _, e := range eps {
+		if e.IPConfigurations[0].IPAddress == ip && e.Flags&hns.EndpointFlagRemote == 0 {
+			return e.ID
+		}
+	}
+	w.t.Fatalf("no local endpoint %s", ip)
+	return ""
+}
+
+var _ = os.ReadFile

@@ -1,0 +1,153 @@
+package hns_test
+
+import (
+	"context"
+	"net/netip"
+	"path/filepath"
+	"testing"
+
+	"github.com/switchyard-proxy/switchyard/core/build"
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	. "github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/hns"
+	"github.com/switchyard-proxy/switchyard/hns/hnssim"
+	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+)
+
+var (
+	tcp    = v1.ProtocolTCP
+	udp    = v1.ProtocolUDP
+	v4     = discovery.AddressTypeIPv4
+	v6     = discovery.AddressTypeIPv6
+	nodeIP = netip.MustParseAddr("192.168.0.11")
+	node2  = netip.MustParseAddr("192.168.0.12")
+)
+
+// world is a simulated Windows node: an HNS network with two pods, and
+// a driver reading the graph from a tracker.
+type world struct {
+	t     *testing.T
+	sim   *hnssim.Sim
+	opts  hns.Options
+	d     *hns.Driver
+	tr    *tracker.Tracker
+	netTy string
+}
+
+func newWorld(t *testing.T, winBuild hnssim.Build, networkType string) *world {
+	t.Helper()
+	// The core carries the annotation the HNS driver reads, as the command
+	// does from the factory's Annotations().
+	tr := tracker.New(tracker.Options{NodeName: "node-1", Build: build.Options{Annotations: (&hns.Factory{}).Annotations()}})
+	w := &world{t: t, sim: hnssim.New(winBuild), tr: tr, netTy: networkType}
+	w.sim.AddNetwork("cbr0", networkType, hns.RemoteSubnet{DestinationPrefix: "10.244.2.0/24", ProviderAddress: node2.String()})
+	w.sim.AddHostIP(nodeIP)
+	w.sim.AddLocalEndpoint("cbr0", "p1", "10.244.1.5")
+	w.sim.AddLocalEndpoint("cbr0", "p2", "10.244.1.6")
+	w.sim.AddLocalEndpoint("cbr0", "p1v6", "fd00:244:1::5")
+	w.opts = hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(t.TempDir(), "owned.json")}
+	if networkType == "Overlay" {
+		w.opts.SourceVIP = "10.244.1.254"
+	}
+	w.tr.UpsertNode(Node("node-1", "zone-a", nodeIP.String()))
+	w.start()
+	return w
+}
+
+// start makes a new driver (a restarted switchyard) over the same HNS.
+func (w *world) start() {
+	w.t.Helper()
+	d, err := hns.NewDriver(w.sim, w.opts)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.d = d
+}
+
+func (w *world) sync() error {
+	b := w.tr.Next(true)
+	err := w.d.Sync(context.Background(), b.Snapshot)
+	if err == nil {
+		w.tr.Commit(b)
+	}
+	return err
+}
+
+func (w *world) mustSync() {
+	w.t.Helper()
+	if err := w.sync(); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) apply() error {
+	b := w.tr.Next(false)
+	err := w.d.Apply(context.Background(), b.Delta)
+	if err == nil {
+		w.tr.Commit(b)
+	}
+	return err
+}
+
+func (w *world) mustApply() {
+	w.t.Helper()
+	if err := w.apply(); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func local(ip string) SliceOption  { return Endpoint(ip, OnNode("node-1")) }
+func remote(ip string) SliceOption { return Endpoint(ip, OnNode("node-2")) }
+
+// lbs returns the simulator's load balancers by their frontend
+// ("VIP:port/proto" or "*:port/proto" for NodePort).
+func (w *world) lbs() map[string]hns.LoadBalancer {
+	w.t.Helper()
+	all, err := w.sim.LoadBalancers()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	out := map[string]hns.LoadBalancer{}
+	for _, lb := range all {
+		vip := "*"
+		if len(lb.FrontendVIPs) > 0 {
+			vip = lb.FrontendVIPs[0]
+		}
+		pm := lb.PortMappings[0]
+		out[netip.MustParseAddrPort(addrPort(vip, pm.ExternalPort)).String()+"/"+proto(pm.Protocol)] = lb
+	}
+	return out
+}
+
+func addrPort(vip string, port uint16) string {
+	if vip == "*" {
+		vip = "0.0.0.0"
+	}
+	return netip.AddrPortFrom(netip.MustParseAddr(vip), port).String()
+}
+
+func proto(p uint32) string { return map[uint32]string{6: "tcp", 17: "udp", 132: "sctp"}[p] }
+
+// backends resolves a load balancer's endpoint IDs to IPs.
+func (w *world) backends(lb hns.LoadBalancer) []string {
+	w.t.Helper()
+	eps, _ := w.sim.Endpoints(w.networkID())
+	byID := map[string]string{}
+	for _, e := range eps {
+		byID[e.ID] = e.IPConfigurations[0].IPAddress
+	}
+	var out []string
+	for _, id := range lb.HostComputeEndpoints {
+		out = append(out, byID[id])
+	}
+	return sortedStrings(out)
+}
+
+func (w *world) networkID() string {
+	n, _ := w.sim.Network("cbr0")
+	return n.ID
+}
+
+var _ = graph.IPv4
