@@ -3,7 +3,6 @@ package hns_test
 import (
 	"fmt"
 	"net/netip"
-	"os"
 	"strings"
 	"testing"
 
@@ -291,4 +290,3 @@ func (w *world) localID(ip string) string {
 	return ""
 }
 
-var _ = os.ReadFile

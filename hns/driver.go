@@ -173,15 +173,7 @@ func (d *Driver) refreshEndpoints() error {
 }
 
 func (d *Driver) setNode(n graph.Node) {
-	ips := n.IPs
-	if len(d.opts.NodeIPs) > 0 {
-		ips = nil
-		for _, s := range d.opts.NodeIPs {
-			if ip, err := netip.ParseAddr(s); err == nil {
-				ips = append(ips, ip)
-			}
-		}
-	}
+	ips := d.opts.nodeIPs(n)
 	if slices.Equal(ips, d.nodeIPs) {
 		return
 	}

@@ -107,7 +107,7 @@ func (f *Factory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error 
 		return err
 	}
 	set := Settings{Features: Features{DSR: true, SessionAffinity: true, IPv6DualStack: true, ModifyLoadBalancer: true},
-		EnableDSR: f.Options.EnableDSR, NodeIPs: s.Node.IPs}
+		EnableDSR: f.Options.EnableDSR, NodeIPs: f.Options.nodeIPs(s.Node)}
 	if v, err := netip.ParseAddr(f.Options.SourceVIP); err == nil {
 		set.SourceVIP = v
 	}

@@ -1,7 +1,10 @@
 package hns
 
 import (
+	"net/netip"
+
 	"github.com/spf13/pflag"
+	"github.com/switchyard-proxy/switchyard/core/graph"
 )
 
 // Options are the --hns-* flags.
@@ -20,4 +23,19 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.SourceVIP, "hns-source-vip", "", "hns: source VIP of load balancers on an overlay network (required there); l2bridge uses the node IP")
 	fs.StringSliceVar(&o.NodeIPs, "hns-node-ips", nil, "hns: the node's addresses (default: the Node's primary IPs)")
 	fs.StringVar(&o.StateFile, "hns-state-file", `C:\ProgramData\switchyard\hns-owned.json`, "hns: where the driver records the load balancers it created (HNS load balancers carry no owner)")
+}
+
+// nodeIPs are the addresses load balancers use as the node's: the
+// --hns-node-ips flag when set, else the Node's primary IPs.
+func (o *Options) nodeIPs(n graph.Node) []netip.Addr {
+	if len(o.NodeIPs) == 0 {
+		return n.IPs
+	}
+	var ips []netip.Addr
+	for _, s := range o.NodeIPs {
+		if ip, err := netip.ParseAddr(s); err == nil {
+			ips = append(ips, ip)
+		}
+	}
+	return ips
 }

@@ -33,6 +33,7 @@ func TestLoadBalancerShapesFollowUpstream(t *testing.T) {
 		netType string
 		dsr     bool
 		svc     []ServiceOption
+		eps     []SliceOption // default: two ready local and one ready remote
 		want    []want
 	}{{
 		name: "ClusterIP: VIP, service port -> target port, local and remote backends, node IP as source VIP",
@@ -96,6 +97,35 @@ func TestLoadBalancerShapesFollowUpstream(t *testing.T) {
 		netType: "Overlay",
 		svc:     web(),
 		want:    []want{{frontend: "10.96.0.10:80/tcp", target: 8080, backends: []string{"10.244.1.5", "10.244.1.6", "10.244.2.7"}, sourceVIP: "10.244.1.254"}},
+	}, {
+		// Upstream winkernel falls back to terminating endpoints only for
+		// ingress load balancers; the graph does it for every frontend.
+		name: "terminating fallback on every frontend (upstream: ingress only)",
+		svc:  web(Type(v1.ServiceTypeNodePort), ETPLocal, func(s *v1.Service) { s.Spec.Ports[0].NodePort = 30080 }),
+		eps: []SliceOption{Endpoint("10.244.1.5", OnNode("node-1"), Terminating), Endpoint("10.244.1.6", OnNode("node-1"), NotReady),
+			Endpoint("10.244.2.7", OnNode("node-2"), Terminating)},
+		want: []want{
+			{frontend: "10.96.0.10:80/tcp", target: 8080, backends: []string{"10.244.1.5", "10.244.2.7"}, sourceVIP: "192.168.0.11"},
+			{frontend: "0.0.0.0:30080/tcp", target: 8080, flags: hns.LBFlagDSR, portFlags: hns.PortFlagVipExternalIP | hns.PortFlagLocalRoutedVIP,
+				backends: []string{"10.244.1.5"}, sourceVIP: "192.168.0.11"},
+		},
+	}, {
+		name: "terminating endpoints are not used while a ready one exists",
+		svc:  web(),
+		eps:  []SliceOption{Endpoint("10.244.1.5", OnNode("node-1"), Terminating), Endpoint("10.244.2.7", OnNode("node-2"))},
+		want: []want{{frontend: "10.96.0.10:80/tcp", target: 8080, backends: []string{"10.244.2.7"}, sourceVIP: "192.168.0.11"}},
+	}, {
+		// Upstream winkernel ignores topology; the graph applies zone hints.
+		name: "topology: zone hints keep this zone's endpoints (upstream: ignored)",
+		svc:  web(),
+		eps: []SliceOption{Endpoint("10.244.1.5", OnNode("node-1"), ZoneHints("zone-a")), Endpoint("10.244.1.6", OnNode("node-1"), ZoneHints("zone-b")),
+			Endpoint("10.244.2.7", OnNode("node-2"), ZoneHints("zone-a"))},
+		want: []want{{frontend: "10.96.0.10:80/tcp", target: 8080, backends: []string{"10.244.1.5", "10.244.2.7"}, sourceVIP: "192.168.0.11"}},
+	}, {
+		name: "no usable endpoints: no load balancer (HNS cannot reject)",
+		svc:  web(),
+		eps:  []SliceOption{Endpoint("10.244.1.5", OnNode("node-1"), NotReady)},
+		want: nil,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +140,11 @@ func TestLoadBalancerShapesFollowUpstream(t *testing.T) {
 			w.opts.EnableDSR = tc.dsr
 			w.start()
 			w.tr.UpsertService(Service("ns", "web", tc.svc...))
-			w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7")))
+			eps := tc.eps
+			if eps == nil {
+				eps = []SliceOption{local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7")}
+			}
+			w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, append([]SliceOption{SlicePort("http", tcp, 8080)}, eps...)...))
 			w.mustSync()
 			got := w.lbs()
 			if len(got) != len(tc.want) {

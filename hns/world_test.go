@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/switchyard-proxy/switchyard/core/build"
-	"github.com/switchyard-proxy/switchyard/core/graph"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"github.com/switchyard-proxy/switchyard/hns"
@@ -150,4 +149,3 @@ func (w *world) networkID() string {
 	return n.ID
 }
 
-var _ = graph.IPv4

@@ -4,5 +4,6 @@
 package builtin
 
 import (
+	_ "github.com/switchyard-proxy/switchyard/hns" // registers "hns"
 	_ "github.com/switchyard-proxy/switchyard/ovs" // registers "ovs"
 )

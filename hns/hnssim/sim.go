@@ -15,6 +15,7 @@
 package hnssim
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -414,7 +415,7 @@ func providerAddress(ep *hns.Endpoint) string {
 	for _, p := range ep.Policies {
 		if p.Type == "ProviderAddress" {
 			var s hns.ProviderAddressSettings
-			if jsonUnmarshal(p.Settings, &s) == nil {
+			if json.Unmarshal(p.Settings, &s) == nil {
 				return s.ProviderAddress
 			}
 		}
