@@ -289,4 +289,3 @@ func (w *world) localID(ip string) string {
 	w.t.Fatalf("no local endpoint %s", ip)
 	return ""
 }
-

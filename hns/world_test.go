@@ -148,4 +148,3 @@ func (w *world) networkID() string {
 	n, _ := w.sim.Network("cbr0")
 	return n.ID
 }
-
