@@ -134,5 +134,19 @@ type Client interface {
 	Features() (Features, error)
 }
 
-// ErrNotFound is returned for an object that does not exist.
-var ErrNotFound = errors.New("HNS object not found")
+// Errors a Client wraps so the driver can tell them apart (the Windows
+// client maps hcn's error codes to them; the simulator returns them).
+var (
+	// ErrNotFound: the object does not exist.
+	ErrNotFound = errors.New("HNS object not found")
+	// ErrFrontendInUse: another load balancer holds the VIP, port and
+	// protocol (HCN_E_PORT_ALREADY_EXISTS, 0x803b0013).
+	ErrFrontendInUse = errors.New("HNS frontend already in use")
+	// ErrNotImplemented: this HNS lacks the call (E_NOTIMPL, 0x80004001),
+	// as ModifyLoadBalancer before Windows Server 2025.
+	ErrNotImplemented = errors.New("HNS call not implemented")
+	// ErrTooManyEndpoints: more endpoints than a load balancer takes
+	// (MaxBackends). The driver truncates first, so it should not occur;
+	// which code HNS uses for it is not documented.
+	ErrTooManyEndpoints = errors.New("HNS load balancer has too many endpoints")
+)

@@ -289,3 +289,43 @@ func (w *world) localID(ip string) string {
 	w.t.Fatalf("no local endpoint %s", ip)
 	return ""
 }
+
+func TestObjectsGoneFromUnderTheDriver(t *testing.T) {
+	t.Run("a pod's endpoint the CNI removed: one failed attempt, then programmed without it", func(t *testing.T) {
+		w := newWorld(t, hnssim.Windows2025, "L2Bridge")
+		twoServices(w)
+		w.mustSync()
+		w.sim.RemoveEndpointByIP("10.244.1.6") // the graph still lists it (not yet updated)
+		w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5")))
+		if err := w.apply(); err == nil {
+			t.Fatal("an update naming a vanished endpoint succeeded")
+		}
+		w.mustApply()
+		if b := w.backends(w.lbs()["10.96.0.11:80/tcp"]); strings.Join(b, ",") != "10.244.1.5" {
+			t.Fatalf("backends %v, want the endpoint HNS still has", b)
+		}
+	})
+	t.Run("a load balancer deleted by hand: recreated on the next attempt", func(t *testing.T) {
+		w := newWorld(t, hnssim.Windows2025, "L2Bridge")
+		twoServices(w)
+		w.mustSync()
+		if err := w.sim.DeleteLoadBalancer(w.lbs()["10.96.0.11:80/tcp"].ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.sim.DeleteLoadBalancer(w.lbs()["10.96.0.10:80/tcp"].ID); err != nil {
+			t.Fatal(err)
+		}
+		w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5")))
+		if err := w.apply(); err == nil {
+			t.Fatal("modifying a vanished load balancer succeeded")
+		}
+		w.mustApply()
+		lbs := w.lbs()
+		if b := w.backends(lbs["10.96.0.11:80/tcp"]); strings.Join(b, ",") != "10.244.1.5,10.244.1.6" {
+			t.Fatalf("backends %v", b)
+		}
+		if _, ok := lbs["10.96.0.10:80/tcp"]; !ok {
+			t.Fatal("the other vanished load balancer (unchanged service) was not recreated with the re-read")
+		}
+	})
+}

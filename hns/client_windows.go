@@ -29,9 +29,18 @@ func convert(from, to any) error {
 	return json.Unmarshal(b, to)
 }
 
-func notFound(err error) error {
-	if hcn.IsNotFoundError(err) || hcn.IsElementNotFoundError(err) {
+// classify wraps hcn's errors the driver acts on in this package's
+// sentinels.
+func classify(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case hcn.IsNotFoundError(err) || hcn.IsElementNotFoundError(err):
 		return fmt.Errorf("%v: %w", err, ErrNotFound)
+	case hcn.IsPortAlreadyExistsError(err):
+		return fmt.Errorf("%v: %w", err, ErrFrontendInUse)
+	case hcn.IsNotImplemented(err):
+		return fmt.Errorf("%v: %w", err, ErrNotImplemented)
 	}
 	return err
 }
@@ -39,7 +48,7 @@ func notFound(err error) error {
 func (hcnClient) Network(name string) (*Network, error) {
 	n, err := hcn.GetNetworkByName(name)
 	if err != nil {
-		return nil, notFound(err)
+		return nil, classify(err)
 	}
 	out := &Network{ID: n.Id, Name: n.Name, Type: string(n.Type)}
 	for _, p := range n.Policies {
@@ -74,7 +83,7 @@ func (hcnClient) CreateEndpoint(networkID string, ep *Endpoint) (*Endpoint, erro
 	h.HostComputeNetwork = networkID
 	created, err := h.Create()
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	var out Endpoint
 	return &out, convert(created, &out)
@@ -83,9 +92,9 @@ func (hcnClient) CreateEndpoint(networkID string, ep *Endpoint) (*Endpoint, erro
 func (hcnClient) DeleteEndpoint(id string) error {
 	ep, err := hcn.GetEndpointByID(id)
 	if err != nil {
-		return notFound(err)
+		return classify(err)
 	}
-	return notFound(ep.Delete())
+	return classify(ep.Delete())
 }
 
 func (hcnClient) LoadBalancers() ([]LoadBalancer, error) {
@@ -104,7 +113,7 @@ func (hcnClient) CreateLoadBalancer(lb *LoadBalancer) (*LoadBalancer, error) {
 	}
 	created, err := h.Create()
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	var out LoadBalancer
 	return &out, convert(created, &out)
@@ -117,10 +126,7 @@ func (hcnClient) UpdateLoadBalancer(id string, lb *LoadBalancer) (*LoadBalancer,
 	}
 	updated, err := h.Update(id)
 	if err != nil {
-		if hcn.IsNotImplemented(err) {
-			return nil, fmt.Errorf("%v (0x80004001 not implemented)", err)
-		}
-		return nil, err
+		return nil, classify(err)
 	}
 	var out LoadBalancer
 	return &out, convert(updated, &out)
@@ -133,9 +139,9 @@ func (hcnClient) DeleteLoadBalancer(id string) error {
 		if errors.As(err, &nf) {
 			return fmt.Errorf("%v: %w", err, ErrNotFound)
 		}
-		return notFound(err)
+		return classify(err)
 	}
-	return lb.Delete()
+	return classify(lb.Delete())
 }
 
 func (hcnClient) Features() (Features, error) {

@@ -32,6 +32,10 @@ type Driver struct {
 	touched  map[string]bool
 	reported map[string]bool
 	started  bool
+	// stale is set when HNS said an object we referenced is gone (a pod's
+	// endpoint the CNI removed, a load balancer deleted by hand): the next
+	// attempt re-reads HNS first instead of failing the same way.
+	stale bool
 }
 
 type installed struct {

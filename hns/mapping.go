@@ -112,11 +112,11 @@ func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []Problem
 		srcVIP := ""
 		if s.SourceVIP.IsValid() && graph.FamilyOf(s.SourceVIP) == fam {
 			srcVIP = s.SourceVIP.String()
-		} else if ip, ok := firstOf(s.NodeIPs, fam); ok {
+		} else if ip, ok := graph.FirstOfFamily(s.NodeIPs, fam); ok {
 			srcVIP = ip.String()
 		}
 		add := func(kind Kind, vip netip.Addr, port uint16, flags, portFlags uint32, eps []graph.Endpoint) {
-			eps = ofFamily(eps, fam)
+			eps = graph.EndpointsOfFamily(eps, fam)
 			if len(eps) == 0 {
 				return // HNS cannot reject: no load balancer (a capability gap the driver declares)
 			}
@@ -139,7 +139,7 @@ func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []Problem
 			})
 		}
 
-		if cip, ok := firstOf(sp.ClusterIPs, fam); ok {
+		if cip, ok := graph.FirstOfFamily(sp.ClusterIPs, fam); ok {
 			f := uint32(0)
 			if clusterDSR {
 				f = LBFlagDSR
@@ -176,25 +176,6 @@ func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []Problem
 		}
 	}
 	return out, problems
-}
-
-func firstOf(ips []netip.Addr, f graph.IPFamily) (netip.Addr, bool) {
-	for _, ip := range ips {
-		if graph.FamilyOf(ip) == f {
-			return ip, true
-		}
-	}
-	return netip.Addr{}, false
-}
-
-func ofFamily(eps []graph.Endpoint, f graph.IPFamily) []graph.Endpoint {
-	var out []graph.Endpoint
-	for _, e := range eps {
-		if graph.FamilyOf(e.IP) == f {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 func onlyLocal(eps []graph.Endpoint) []graph.Endpoint {

@@ -21,6 +21,15 @@ const maxStaleDeletes = 20
 // with everything still pending); failures HNS will repeat (a frontend
 // another component holds) are reported and left for the next full sync.
 func (d *Driver) reconcile(full bool) error {
+	if d.stale && !full { // a full sync has just refreshed
+		if err := d.refresh(); err != nil {
+			return err
+		}
+		for k := range d.desired {
+			d.touched[k] = true // what vanished is recreated now
+		}
+	}
+	d.stale = false
 	var transient []error
 	keys := make([]string, 0, len(d.touched))
 	for k := range d.touched {
@@ -40,6 +49,9 @@ func (d *Driver) reconcile(full bool) error {
 			d.report(key, err.Error())
 			delete(d.touched, key)
 			return
+		}
+		if errors.Is(err, ErrNotFound) {
+			d.stale = true
 		}
 		transient = append(transient, fmt.Errorf("%s: %w", key, err))
 	}
@@ -270,12 +282,11 @@ func equalSpec(a, b LoadBalancer) bool {
 }
 
 // permanent tells failures HNS would repeat until something else changes.
+// Besides a frontend another component holds, HNS refusing the object
+// itself (E_INVALIDARG, "the parameter is incorrect") is permanent.
 func permanent(err error) bool {
-	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "0x803b0013") || strings.Contains(s, "port already exists") ||
-		strings.Contains(s, "more than 64") || strings.Contains(s, "parameter is incorrect")
+	return errors.Is(err, ErrFrontendInUse) || errors.Is(err, ErrTooManyEndpoints) ||
+		strings.Contains(strings.ToLower(err.Error()), "parameter is incorrect")
 }
 
-func isNotImplemented(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "0x80004001") || strings.Contains(strings.ToLower(err.Error()), "not implemented"))
-}
+func isNotImplemented(err error) bool { return errors.Is(err, ErrNotImplemented) }

@@ -23,6 +23,27 @@ func FamilyOf(ip netip.Addr) IPFamily {
 	return IPv6
 }
 
+// FirstOfFamily returns the first address of a family in ips.
+func FirstOfFamily(ips []netip.Addr, f IPFamily) (netip.Addr, bool) {
+	for _, ip := range ips {
+		if FamilyOf(ip) == f {
+			return ip, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// EndpointsOfFamily returns the endpoints of a family, in order.
+func EndpointsOfFamily(eps []Endpoint, f IPFamily) []Endpoint {
+	var out []Endpoint
+	for _, e := range eps {
+		if FamilyOf(e.IP) == f {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // String renders the family as Kubernetes spells it.
 func (f IPFamily) String() string {
 	switch f {

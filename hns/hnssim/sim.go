@@ -38,10 +38,11 @@ const (
 
 // Errors HNS returns (texts as HNS words them where known).
 var (
-	ErrPortExists     = errors.New("HNS failed with error 0x803b0013: The specified port already exists")
-	ErrNotImplemented = errors.New("HNS failed with error 0x80004001: Not implemented")
+	ErrPortExists     = fmt.Errorf("HNS failed with error 0x803b0013: The specified port already exists: %w", hns.ErrFrontendInUse)
+	ErrNotImplemented = fmt.Errorf("HNS failed with error 0x80004001: Not implemented: %w", hns.ErrNotImplemented)
 	ErrUnavailable    = errors.New("HNS failed with error 0x800706ba: The RPC server is unavailable")
-	ErrTooMany        = errors.New("HNS rejected the load balancer: more than 64 backends")
+	// The 64-backend limit is documented; the code HNS returns for it is not.
+	ErrTooMany = fmt.Errorf("HNS rejected the load balancer: more than 64 backends: %w", hns.ErrTooManyEndpoints)
 )
 
 // Sim is the simulated HNS. It implements hns.Client.
@@ -231,7 +232,7 @@ func (s *Sim) CreateEndpoint(networkID string, ep *hns.Endpoint) (*hns.Endpoint,
 	}
 	for _, other := range s.endpoints {
 		if other.HostComputeNetwork == networkID && epIP(other) == ip {
-			return nil, fmt.Errorf("HNS failed with error 0x803b0012: an endpoint with IP %s already exists", ip)
+			return nil, fmt.Errorf("an endpoint with IP %s already exists (the code HNS returns is not modelled)", ip)
 		}
 	}
 	if net.IsOverlay() && providerAddress(ep) == "" {
@@ -257,7 +258,7 @@ func (s *Sim) DeleteEndpoint(id string) error {
 	}
 	for _, lb := range s.lbs {
 		if slices.Contains(lb.HostComputeEndpoints, id) {
-			return fmt.Errorf("HNS failed with error 0x803b0016: endpoint %s is used by load balancer %s", id, lb.ID)
+			return fmt.Errorf("endpoint %s is used by load balancer %s (the code HNS returns is not modelled)", id, lb.ID)
 		}
 	}
 	delete(s.endpoints, id)
@@ -342,7 +343,7 @@ func (s *Sim) validate(lb *hns.LoadBalancer, self string) error {
 	}
 	for _, id := range lb.HostComputeEndpoints {
 		if _, ok := s.endpoints[id]; !ok {
-			return fmt.Errorf("HNS failed with error 0x803b0005: endpoint %s not found", id)
+			return fmt.Errorf("load balancer endpoint %s: %w", id, hns.ErrNotFound)
 		}
 	}
 	v6 := lb.Flags&hns.LBFlagIPv6 != 0

@@ -45,16 +45,6 @@ type Pod struct {
 
 func (c *Config) snatZone() uint16 { return c.CtZone + 1 }
 
-// ipOf returns the address of a family from a list (or false).
-func ipOf(ips []netip.Addr, f graph.IPFamily) (netip.Addr, bool) {
-	for _, ip := range ips {
-		if graph.FamilyOf(ip) == f {
-			return ip, true
-		}
-	}
-	return netip.Addr{}, false
-}
-
 func ethType(f graph.IPFamily) openflow.EthType {
 	if f == graph.IPv6 {
 		return openflow.EthIPv6

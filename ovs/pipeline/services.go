@@ -57,7 +57,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 
 	for _, fam := range sp.Families().List() {
 		lists := struct{ internal, external, short []graph.Endpoint }{
-			ofFamily(sp.InternalEndpoints, fam), ofFamily(sp.ExternalEndpoints, fam), ofFamily(sp.ShortCircuitEndpoints, fam),
+			graph.EndpointsOfFamily(sp.InternalEndpoints, fam), graph.EndpointsOfFamily(sp.ExternalEndpoints, fam), graph.EndpointsOfFamily(sp.ShortCircuitEndpoints, fam),
 		}
 		// target is what a frontend does with a list: pick an endpoint,
 		// or reject/drop when the list is empty. Equal lists share the
@@ -96,7 +96,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 		}
 
 		// ClusterIP.
-		if cip, ok := ipOf(sp.ClusterIPs, fam); ok {
+		if cip, ok := graph.FirstOfFamily(sp.ClusterIPs, fam); ok {
 			fe := frontend{ip: cip, port: sp.Port}
 			res.Flows = append(res.Flows, flow(ServiceLB, 200, base(fe), target("internal", lists.internal), nil))
 			if affinity && len(lists.internal) > 0 {
@@ -211,16 +211,6 @@ func bucketsKey(buckets [][]of.Action) string {
 		b = append(b, '|')
 	}
 	return string(b)
-}
-
-func ofFamily(eps []graph.Endpoint, f graph.IPFamily) []graph.Endpoint {
-	var out []graph.Endpoint
-	for _, e := range eps {
-		if graph.FamilyOf(e.IP) == f {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 func allEndpoints(sp *graph.ServicePort) []graph.Endpoint {

@@ -137,7 +137,7 @@ func PodFlows(c *Config, p Pod) []*of.Flow {
 			// its own port.
 			flow(L3Forwarding, 210, m(of.InPort(p.Port), et, of.IPDst(host(ip))), append(append([]of.Action{}, deliver...), of.PortInPort), nil),
 			flow(L3Forwarding, 200, m(et, of.IPDst(host(ip))), append(append([]of.Action{}, deliver...), of.Output(p.Port)), nil))
-		if hip, ok := ipOf(c.HairpinIPs, graph.FamilyOf(ip)); ok {
+		if hip, ok := graph.FirstOfFamily(c.HairpinIPs, graph.FamilyOf(ip)); ok {
 			// Hairpin: DNATed to itself; SNAT to the hairpin IP so the
 			// reply comes back through the bridge.
 			fs = append(fs, flow(ServiceSNAT, 210, m(et, of.CtState{Set: of.CtNew | of.CtTrk}, of.IPSrc(host(ip)), of.IPDst(host(ip))),
