@@ -43,16 +43,19 @@ demo: build
 	@hack/demo.sh
 
 ## bench: Go benchmarks at 1k and 10k Services (10 endpoints each): the
-## core, and the OVS driver's model (OpenFlow messages per change).
+## core, the OVS driver's model (OpenFlow messages per change) and the HNS
+## driver against the simulator (HNS calls per change).
 bench:
 	@mkdir -p $(BIN)
 	$(GO) test -run '^$$' -bench FullBuild -benchmem -benchtime 10x ./core/tracker/ | tee $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 2000x ./core/tracker/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x ./ovs/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x ./hns/ | tee -a $(BIN)/bench.txt
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	GOOS=windows $(GO) build $(PKGS)
 	GOOS=windows $(GO) vet $(PKGS)
 	cd $(EXAMPLE) && GOOS=windows $(GO) vet ./...
 

@@ -39,7 +39,7 @@ func (d *Driver) Cleanup(context.Context) error {
 			}
 		}
 	}
-	if err := d.owned.save(d.opts.StateFile); err != nil {
+	if err := d.owned.saveIfChanged(d.opts.StateFile); err != nil {
 		errs = append(errs, err)
 	}
 	klog.InfoS("Removed Switchyard's HNS load balancers and remote endpoints", "loadBalancers", n)

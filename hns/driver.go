@@ -23,6 +23,7 @@ type Driver struct {
 	nodeIPs  []netip.Addr
 	local    map[string]string // pod IP -> HNS endpoint ID (the CNI's)
 	remote   map[string]string // backend IP -> our remote endpoint ID
+	remoteIP map[string]string // the reverse: our remote endpoint ID -> IP
 	desired  map[string]DesiredLB
 	spKeys   map[graph.ServicePortName][]string
 	sps      map[graph.ServicePortName]*graph.ServicePort
@@ -48,7 +49,7 @@ func NewDriver(c Client, o Options) (*Driver, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	d := &Driver{c: c, opts: o, local: map[string]string{}, remote: map[string]string{},
+	d := &Driver{c: c, opts: o, local: map[string]string{}, remote: map[string]string{}, remoteIP: map[string]string{},
 		desired: map[string]DesiredLB{}, spKeys: map[graph.ServicePortName][]string{},
 		sps: map[graph.ServicePortName]*graph.ServicePort{}, inst: map[string]installed{}, refs: map[string]int{},
 		touched: map[string]bool{}, reported: map[string]bool{}}
@@ -145,7 +146,7 @@ func (d *Driver) refresh() error {
 	for id, key := range d.owned.LoadBalancers {
 		lb, ok := present[id]
 		if !ok {
-			delete(d.owned.LoadBalancers, id) // gone from HNS (deleted by hand, or HNS reset)
+			d.owned.remove(id) // gone from HNS (deleted by hand, or HNS reset)
 			continue
 		}
 		d.setInstalled(key, installed{ID: id, Spec: normalize(lb)})
@@ -160,7 +161,7 @@ func (d *Driver) refreshEndpoints() error {
 	if err != nil {
 		return fmt.Errorf("listing HNS endpoints: %w", err)
 	}
-	d.local, d.remote = map[string]string{}, map[string]string{}
+	d.local, d.remote, d.remoteIP = map[string]string{}, map[string]string{}, map[string]string{}
 	for _, ep := range eps {
 		if len(ep.IPConfigurations) == 0 {
 			continue
@@ -168,7 +169,7 @@ func (d *Driver) refreshEndpoints() error {
 		ip := ep.IPConfigurations[0].IPAddress
 		switch {
 		case strings.HasPrefix(ep.Name, RemotePrefix) && ep.Flags&EndpointFlagRemote != 0:
-			d.remote[ip] = ep.ID
+			d.remote[ip], d.remoteIP[ep.ID] = ep.ID, ip
 		case ep.Flags&EndpointFlagRemote == 0:
 			d.local[ip] = ep.ID
 		}

@@ -36,7 +36,7 @@ func (d *Driver) reconcile(full bool) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	refreshed, stale, dirty := false, 0, false
+	refreshed, stale := false, 0
 	var unused []string // remote endpoint IDs whose last user may be gone
 	if full {
 		for _, id := range d.remote {
@@ -84,7 +84,6 @@ func (d *Driver) reconcile(full bool) error {
 			}
 			unused = append(unused, have.Spec.HostComputeEndpoints...)
 			d.forget(key, have.ID)
-			dirty = true
 		case isInstalled && equalSpec(have.Spec, spec):
 		case isInstalled && d.features.ModifyLoadBalancer:
 			lb, err := d.c.UpdateLoadBalancer(have.ID, &spec)
@@ -102,14 +101,12 @@ func (d *Driver) reconcile(full bool) error {
 				d.setInstalled(key, installed{ID: lb.ID, Spec: normalize(*lb)})
 			}
 			unused = append(unused, have.Spec.HostComputeEndpoints...)
-			dirty = true
 		case isInstalled:
 			if err := d.recreate(key, have, spec); err != nil {
 				fail(key, err)
 				continue
 			}
 			unused = append(unused, have.Spec.HostComputeEndpoints...)
-			dirty = true
 		default:
 			lb, err := d.c.CreateLoadBalancer(&spec)
 			if err != nil {
@@ -117,18 +114,15 @@ func (d *Driver) reconcile(full bool) error {
 				continue
 			}
 			d.setInstalled(key, installed{ID: lb.ID, Spec: normalize(*lb)})
-			d.owned.LoadBalancers[lb.ID] = key
-			dirty = true
+			d.owned.add(lb.ID, key)
 		}
 		delete(d.touched, key)
 	}
 	if err := d.collectRemote(unused); err != nil {
 		transient = append(transient, err)
 	}
-	if dirty {
-		if err := d.owned.save(d.opts.StateFile); err != nil {
-			transient = append(transient, fmt.Errorf("saving %s: %w", d.opts.StateFile, err))
-		}
+	if err := d.owned.saveIfChanged(d.opts.StateFile); err != nil {
+		transient = append(transient, fmt.Errorf("saving %s: %w", d.opts.StateFile, err))
 	}
 	return errors.Join(transient...)
 }
@@ -144,7 +138,7 @@ func (d *Driver) recreate(key string, have installed, spec LoadBalancer) error {
 		return err
 	}
 	d.setInstalled(key, installed{ID: lb.ID, Spec: normalize(*lb)})
-	d.owned.LoadBalancers[lb.ID] = key
+	d.owned.add(lb.ID, key)
 	return nil
 }
 
@@ -163,7 +157,7 @@ func (d *Driver) forget(key, id string) {
 		d.count(old.Spec.HostComputeEndpoints, -1)
 	}
 	delete(d.inst, key)
-	delete(d.owned.LoadBalancers, id)
+	d.owned.remove(id)
 }
 
 func (d *Driver) count(ids []string, delta int) {
@@ -234,32 +228,25 @@ func (d *Driver) remoteEndpoint(ip netip.Addr) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("creating the remote endpoint %s: %w", ip, err)
 	}
-	d.remote[ip.String()] = ep.ID
+	d.remote[ip.String()], d.remoteIP[ep.ID] = ep.ID, ip.String()
 	return ep.ID, nil
 }
 
 // collectRemote deletes this driver's remote endpoints that no load
 // balancer uses any more (among those whose users changed).
 func (d *Driver) collectRemote(candidates []string) error {
-	if len(candidates) == 0 {
-		return nil
-	}
-	byID := map[string]string{}
-	for ip, id := range d.remote {
-		byID[id] = ip
-	}
 	var errs []error
 	for _, id := range candidates {
-		ip, ours := byID[id]
+		ip, ours := d.remoteIP[id]
 		if !ours || d.refs[id] > 0 {
 			continue
 		}
-		delete(byID, id)
 		if err := d.c.DeleteEndpoint(id); err != nil && !errors.Is(err, ErrNotFound) {
 			errs = append(errs, fmt.Errorf("deleting the remote endpoint %s: %w", ip, err))
 			continue
 		}
 		delete(d.remote, ip)
+		delete(d.remoteIP, id)
 	}
 	return errors.Join(errs...)
 }

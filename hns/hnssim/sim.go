@@ -51,7 +51,10 @@ type Sim struct {
 	build     Build
 	networks  map[string]*hns.Network
 	endpoints map[string]*hns.Endpoint
+	byIP      map[string]string // network ID + "|" + IP -> endpoint ID
 	lbs       map[string]*hns.LoadBalancer
+	frontends map[string]string // frontendKeys -> load balancer ID
+	users     map[string]int    // endpoint ID -> load balancers using it
 	hostIPs   []netip.Addr
 	next      int
 	calls     map[string]int
@@ -63,8 +66,8 @@ var _ hns.Client = (*Sim)(nil)
 
 // New returns an empty HNS of a Windows build.
 func New(b Build) *Sim {
-	return &Sim{build: b, networks: map[string]*hns.Network{}, endpoints: map[string]*hns.Endpoint{},
-		lbs: map[string]*hns.LoadBalancer{}, calls: map[string]int{}, faults: map[string][]error{}}
+	return &Sim{build: b, networks: map[string]*hns.Network{}, endpoints: map[string]*hns.Endpoint{}, byIP: map[string]string{},
+		lbs: map[string]*hns.LoadBalancer{}, frontends: map[string]string{}, users: map[string]int{}, calls: map[string]int{}, faults: map[string][]error{}}
 }
 
 func (s *Sim) id(kind string) string {
@@ -95,7 +98,7 @@ func (s *Sim) AddLocalEndpoint(network, name, ip string) *hns.Endpoint {
 	n := s.networks[network]
 	ep := &hns.Endpoint{ID: s.id("ep"), Name: name, HostComputeNetwork: n.ID,
 		IPConfigurations: []hns.IPConfig{{IPAddress: ip}}, SchemaVersion: hns.V2}
-	s.endpoints[ep.ID] = ep
+	s.store(ep)
 	return clone(ep)
 }
 
@@ -105,7 +108,7 @@ func (s *Sim) RemoveEndpointByIP(ip string) {
 	defer s.mu.Unlock()
 	for id, ep := range s.endpoints {
 		if epIP(ep) == ip {
-			delete(s.endpoints, id)
+			s.drop(id)
 		}
 	}
 }
@@ -230,10 +233,8 @@ func (s *Sim) CreateEndpoint(networkID string, ep *hns.Endpoint) (*hns.Endpoint,
 	if _, err := netip.ParseAddr(ip); err != nil {
 		return nil, fmt.Errorf("endpoint IP %q: %v", ip, err)
 	}
-	for _, other := range s.endpoints {
-		if other.HostComputeNetwork == networkID && epIP(other) == ip {
-			return nil, fmt.Errorf("an endpoint with IP %s already exists (the code HNS returns is not modelled)", ip)
-		}
+	if _, dup := s.byIP[networkID+"|"+ip]; dup {
+		return nil, fmt.Errorf("an endpoint with IP %s already exists (the code HNS returns is not modelled)", ip)
 	}
 	if net.IsOverlay() && providerAddress(ep) == "" {
 		return nil, fmt.Errorf("remote endpoint %s on overlay network %s has no ProviderAddress policy", ip, net.Name)
@@ -241,7 +242,7 @@ func (s *Sim) CreateEndpoint(networkID string, ep *hns.Endpoint) (*hns.Endpoint,
 	c := clone(ep)
 	c.ID = s.id("ep")
 	c.HostComputeNetwork = networkID
-	s.endpoints[c.ID] = c
+	s.store(c)
 	return clone(c), nil
 }
 
@@ -256,13 +257,23 @@ func (s *Sim) DeleteEndpoint(id string) error {
 	if _, ok := s.endpoints[id]; !ok {
 		return fmt.Errorf("endpoint %s: %w", id, hns.ErrNotFound)
 	}
-	for _, lb := range s.lbs {
-		if slices.Contains(lb.HostComputeEndpoints, id) {
-			return fmt.Errorf("endpoint %s is used by load balancer %s (the code HNS returns is not modelled)", id, lb.ID)
-		}
+	if n := s.users[id]; n > 0 {
+		return fmt.Errorf("endpoint %s is used by %d load balancer(s) (the code HNS returns is not modelled)", id, n)
 	}
-	delete(s.endpoints, id)
+	s.drop(id)
 	return nil
+}
+
+func (s *Sim) store(ep *hns.Endpoint) {
+	s.endpoints[ep.ID] = ep
+	s.byIP[ep.HostComputeNetwork+"|"+epIP(ep)] = ep.ID
+}
+
+func (s *Sim) drop(id string) {
+	if ep, ok := s.endpoints[id]; ok {
+		delete(s.byIP, ep.HostComputeNetwork+"|"+epIP(ep))
+		delete(s.endpoints, id)
+	}
 }
 
 // LoadBalancers implements hns.Client.
@@ -292,7 +303,7 @@ func (s *Sim) CreateLoadBalancer(lb *hns.LoadBalancer) (*hns.LoadBalancer, error
 	}
 	c := cloneLB(lb)
 	c.ID = s.id("lb")
-	s.lbs[c.ID] = c
+	s.putLB(c)
 	return cloneLB(c), nil
 }
 
@@ -314,7 +325,8 @@ func (s *Sim) UpdateLoadBalancer(id string, lb *hns.LoadBalancer) (*hns.LoadBala
 	}
 	c := cloneLB(lb)
 	c.ID = id
-	s.lbs[id] = c
+	s.dropLB(id)
+	s.putLB(c)
 	return cloneLB(c), nil
 }
 
@@ -328,7 +340,7 @@ func (s *Sim) DeleteLoadBalancer(id string) error {
 	if _, ok := s.lbs[id]; !ok {
 		return fmt.Errorf("load balancer %s: %w", id, hns.ErrNotFound)
 	}
-	delete(s.lbs, id)
+	s.dropLB(id)
 	return nil
 }
 
@@ -372,37 +384,52 @@ func (s *Sim) validate(lb *hns.LoadBalancer, self string) error {
 			return errors.New("session affinity needs Windows Server 2022")
 		}
 	}
-	for id, other := range s.lbs {
-		if id == self {
-			continue
-		}
-		if sameFrontend(lb, other) {
+	for _, k := range frontendKeys(lb) {
+		if id, taken := s.frontends[k]; taken && id != self {
 			return ErrPortExists
 		}
 	}
 	return nil
 }
 
-// sameFrontend reports whether two load balancers claim the same VIP (or
-// both none), external port and protocol.
-func sameFrontend(a, b *hns.LoadBalancer) bool {
-	vipsOverlap := len(a.FrontendVIPs) == 0 && len(b.FrontendVIPs) == 0
-	for _, v := range a.FrontendVIPs {
-		if slices.Contains(b.FrontendVIPs, v) {
-			vipsOverlap = true
+// frontendKeys are what two load balancers may not share: each VIP (or
+// none, for NodePort ones) with each protocol and external port.
+func frontendKeys(lb *hns.LoadBalancer) []string {
+	vips := lb.FrontendVIPs
+	if len(vips) == 0 {
+		vips = []string{""}
+	}
+	var out []string
+	for _, v := range vips {
+		for _, pm := range lb.PortMappings {
+			out = append(out, fmt.Sprintf("%s|%d|%d", v, pm.Protocol, pm.ExternalPort))
 		}
 	}
-	if !vipsOverlap {
-		return false
+	return out
+}
+
+func (s *Sim) putLB(lb *hns.LoadBalancer) {
+	s.lbs[lb.ID] = lb
+	for _, k := range frontendKeys(lb) {
+		s.frontends[k] = lb.ID
 	}
-	for _, pa := range a.PortMappings {
-		for _, pb := range b.PortMappings {
-			if pa.Protocol == pb.Protocol && pa.ExternalPort == pb.ExternalPort {
-				return true
+	for _, e := range lb.HostComputeEndpoints {
+		s.users[e]++
+	}
+}
+
+func (s *Sim) dropLB(id string) {
+	if lb, ok := s.lbs[id]; ok {
+		for _, k := range frontendKeys(lb) {
+			delete(s.frontends, k)
+		}
+		for _, e := range lb.HostComputeEndpoints {
+			if s.users[e]--; s.users[e] <= 0 {
+				delete(s.users, e)
 			}
 		}
+		delete(s.lbs, id)
 	}
-	return false
 }
 
 func epIP(ep *hns.Endpoint) string {

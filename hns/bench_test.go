@@ -1,0 +1,76 @@
+package hns_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/hns"
+	"github.com/switchyard-proxy/switchyard/hns/hnssim"
+	discovery "k8s.io/api/discovery/v1"
+)
+
+// BenchmarkOneEndpointChange flips one remote endpoint of one ClusterIP
+// Service between ready and not ready among n Services (10 endpoints
+// each) and reports the HNS calls each change costs, on Windows Server
+// 2025 (ModifyLoadBalancer) and 2022 (delete + create). The driver's own
+// time is measured against the in-memory simulator, so it is the
+// driver's bookkeeping, not HNS's latency.
+func BenchmarkOneEndpointChange(b *testing.B) {
+	for _, build := range []hnssim.Build{hnssim.Windows2025, hnssim.Windows2022} {
+		for _, n := range []int{1000, 10000} {
+			c := testobj.Synthetic(n, 10)
+			tr := tracker.New(tracker.Options{NodeName: "node-0"})
+			tr.UpsertNode(c.Node)
+			sim := hnssim.New(build)
+			sim.AddNetwork("cbr0", "L2Bridge")
+			for _, s := range c.Services {
+				tr.UpsertService(s)
+			}
+			for _, s := range c.Slices {
+				tr.UpsertEndpointSlice(s)
+				for _, e := range s.Endpoints {
+					if *e.NodeName == "node-0" {
+						sim.AddLocalEndpoint("cbr0", "pod-"+e.Addresses[0], e.Addresses[0])
+					}
+				}
+			}
+			d, err := hns.NewDriver(sim, hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(b.TempDir(), "owned.json")})
+			if err != nil {
+				b.Fatal(err)
+			}
+			full := tr.Next(true)
+			if err := d.Sync(context.Background(), full.Snapshot); err != nil {
+				b.Fatal(err)
+			}
+			tr.Commit(full)
+
+			target := c.Slices[n/2] // a ClusterIP Service
+			flipped := target.DeepCopy()
+			notReady := false
+			flipped.Endpoints[3].Conditions.Ready = &notReady // on node-3: a remote endpoint
+			versions := []*discovery.EndpointSlice{flipped, target}
+			b.Run(fmt.Sprintf("windows=%d/services=%d", build, n), func(b *testing.B) {
+				b.ReportAllocs()
+				sim.ResetCalls()
+				i := 0
+				for b.Loop() {
+					tr.UpsertEndpointSlice(versions[i%2])
+					bt := tr.Next(false)
+					if err := d.Apply(context.Background(), bt.Delta); err != nil {
+						b.Fatal(err)
+					}
+					tr.Commit(bt)
+					i++
+				}
+				calls := sim.Calls()
+				b.ReportMetric(float64(calls["UpdateLoadBalancer"])/float64(i), "lb-updates/op")
+				b.ReportMetric(float64(calls["CreateLoadBalancer"]+calls["DeleteLoadBalancer"])/float64(i), "lb-create+delete/op")
+				b.ReportMetric(float64(calls["CreateEndpoint"]+calls["DeleteEndpoint"])/float64(i), "ep-create+delete/op")
+			})
+		}
+	}
+}
