@@ -329,3 +329,19 @@ func TestObjectsGoneFromUnderTheDriver(t *testing.T) {
 		}
 	})
 }
+
+func TestPolicyChangeReplacesEvenWithModify(t *testing.T) {
+	w := newWorld(t, hnssim.Windows2025, "L2Bridge")
+	w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)))
+	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5")))
+	w.mustSync()
+	w.sim.ResetCalls()
+	w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), ClientIPAffinity(60), Port("http", tcp, 80, 0)))
+	w.mustApply()
+	if got := lbCalls(w.sim.Calls()); fmt.Sprint(got) != fmt.Sprint(map[string]int{"CreateLoadBalancer": 1, "DeleteLoadBalancer": 1}) {
+		t.Fatalf("calls %v: a distribution change should replace the load balancer", got)
+	}
+	if lb := w.lbs()["10.96.0.10:80/tcp"]; lb.PortMappings[0].DistributionType != hns.DistributionSourceIP {
+		t.Fatalf("distribution %d", lb.PortMappings[0].DistributionType)
+	}
+}

@@ -85,7 +85,7 @@ func (d *Driver) reconcile(full bool) error {
 			unused = append(unused, have.Spec.HostComputeEndpoints...)
 			d.forget(key, have.ID)
 		case isInstalled && equalSpec(have.Spec, spec):
-		case isInstalled && d.features.ModifyLoadBalancer:
+		case isInstalled && d.features.ModifyLoadBalancer && onlyEndpointsDiffer(have.Spec, spec):
 			lb, err := d.c.UpdateLoadBalancer(have.ID, &spec)
 			if isNotImplemented(err) {
 				klog.InfoS("HNS does not implement ModifyLoadBalancer; replacing load balancers instead")
@@ -260,6 +260,15 @@ func normalize(lb LoadBalancer) LoadBalancer {
 		lb.FrontendVIPs = nil
 	}
 	return lb
+}
+
+// onlyEndpointsDiffer tells the changes made in place: ModifyLoadBalancer
+// is used for the hot path (endpoints coming and going); a change of
+// flags, distribution, ports or source VIP (rare: a policy edit) replaces
+// the load balancer, as every HNS version supports.
+func onlyEndpointsDiffer(a, b LoadBalancer) bool {
+	a.HostComputeEndpoints = b.HostComputeEndpoints
+	return equalSpec(a, b)
 }
 
 func equalSpec(a, b LoadBalancer) bool {
