@@ -36,7 +36,7 @@ func (d *Driver) reconcile(full bool) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	refreshed, stale := false, 0
+	refreshed, deleted := false, 0
 	var unused []string // remote endpoint IDs whose last user may be gone
 	if full {
 		for _, id := range d.remote {
@@ -74,10 +74,10 @@ func (d *Driver) reconcile(full bool) error {
 		switch {
 		case !isDesired && !isInstalled:
 		case !isDesired:
-			if full && stale >= maxStaleDeletes {
+			if full && deleted >= maxStaleDeletes {
 				continue // left for a later sync
 			}
-			stale++
+			deleted++
 			if err := d.c.DeleteLoadBalancer(have.ID); err != nil && !errors.Is(err, ErrNotFound) {
 				fail(key, err)
 				continue
