@@ -121,18 +121,13 @@ func (f *Factory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error 
 			klog.InfoS("HNS cannot program this as asked", "servicePort", p.Service.String(), "problem", p.What)
 		}
 		for _, want := range lbs {
-			lb := LoadBalancer{SourceVIP: want.SourceVIP, SchemaVersion: V2, Flags: want.Flags,
-				PortMappings: []PortMapping{{Protocol: want.Protocol, InternalPort: want.Target, ExternalPort: want.Port,
-					DistributionType: want.Dist, Flags: want.PortFlags}}}
-			if want.VIP.IsValid() {
-				lb.FrontendVIPs = []string{want.VIP.String()}
-			}
+			var ids []string
 			for _, e := range want.Endpoints {
 				if e.Local {
-					lb.HostComputeEndpoints = append(lb.HostComputeEndpoints, "local:"+e.IP.String())
+					ids = append(ids, "local:"+e.IP.String())
 					continue
 				}
-				lb.HostComputeEndpoints = append(lb.HostComputeEndpoints, "remote:"+e.IP.String())
+				ids = append(ids, "remote:"+e.IP.String())
 				if !remote[e.IP.String()] {
 					remote[e.IP.String()] = true
 					ep := RemoteEndpoint(net, e.IP, netip.Addr{})
@@ -140,7 +135,7 @@ func (f *Factory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error 
 					out.RemoteEndpoints = append(out.RemoteEndpoints, *ep)
 				}
 			}
-			out.LoadBalancers = append(out.LoadBalancers, normalize(lb))
+			out.LoadBalancers = append(out.LoadBalancers, normalize(want.LoadBalancer(ids)))
 		}
 	}
 	slices.SortStableFunc(out.LoadBalancers, func(a, b LoadBalancer) int { return strings.Compare(lbSortKey(a), lbSortKey(b)) })

@@ -71,6 +71,23 @@ type DesiredLB struct {
 	Endpoints []graph.Endpoint
 }
 
+// LoadBalancer is the HNS object for this load balancer once its
+// endpoints have HNS IDs (in the same order as Endpoints, or fewer).
+func (want DesiredLB) LoadBalancer(endpointIDs []string) LoadBalancer {
+	lb := LoadBalancer{
+		HostComputeEndpoints: endpointIDs,
+		SourceVIP:            want.SourceVIP,
+		PortMappings: []PortMapping{{Protocol: want.Protocol, InternalPort: want.Target, ExternalPort: want.Port,
+			DistributionType: want.Dist, Flags: want.PortFlags}},
+		SchemaVersion: V2,
+		Flags:         want.Flags,
+	}
+	if want.VIP.IsValid() {
+		lb.FrontendVIPs = []string{want.VIP.String()}
+	}
+	return lb
+}
+
 // Problem is something of a service port HNS cannot do as asked.
 type Problem struct {
 	Service graph.ServicePortName

@@ -198,18 +198,7 @@ func (d *Driver) spec(want DesiredLB, refreshed *bool) (LoadBalancer, error) {
 		}
 		ids = append(ids, id)
 	}
-	lb := LoadBalancer{
-		HostComputeEndpoints: ids,
-		SourceVIP:            want.SourceVIP,
-		PortMappings: []PortMapping{{Protocol: want.Protocol, InternalPort: want.Target, ExternalPort: want.Port,
-			DistributionType: want.Dist, Flags: want.PortFlags}},
-		SchemaVersion: V2,
-		Flags:         want.Flags,
-	}
-	if want.VIP.IsValid() {
-		lb.FrontendVIPs = []string{want.VIP.String()}
-	}
-	return normalize(lb), nil
+	return normalize(want.LoadBalancer(ids)), nil
 }
 
 // remoteEndpoint returns (creating it if needed) the remote endpoint of a

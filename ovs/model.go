@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"sort"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
@@ -48,7 +49,7 @@ func (m *model) setNode(n graph.Node) {
 	if len(ips) == 0 {
 		ips = n.IPs
 	}
-	if equalAddrs(ips, m.cfg.NodeIPs) {
+	if slices.Equal(ips, m.cfg.NodeIPs) {
 		return
 	}
 	m.cfg.NodeIPs = ips
@@ -58,18 +59,6 @@ func (m *model) setNode(n graph.Node) {
 			m.setServicePort(sp)
 		}
 	}
-}
-
-func equalAddrs(a, b []netip.Addr) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func spOwner(n graph.ServicePortName) string { return "sp/" + n.String() }

@@ -148,7 +148,7 @@ func (s *Sim) Restart(n int) {
 	s.mu.Unlock()
 }
 
-// LoadBalancerCount and EndpointCount describe the store.
+// LoadBalancerCount is how many load balancers HNS holds.
 func (s *Sim) LoadBalancerCount() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.lbs) }
 
 // call counts an operation and returns an injected error, if any.

@@ -91,20 +91,32 @@ func classify(err error) error {
 	return err
 }
 
-// ProbeTCP connects from a namespace (optionally from a source address)
-// and returns the identity the server sent.
-func ProbeTCP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, error) {
+// dialFrom dials from a namespace, from src when it is set.
+func dialFrom(ns, network string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (net.Conn, error) {
 	var c net.Conn
 	err := InNS(ns, func() (err error) {
 		d := net.Dialer{Timeout: timeout}
 		if src.IsValid() {
-			d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+			d.LocalAddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
+			if network == "tcp" {
+				d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
+			}
 		}
-		c, err = d.Dial("tcp", dst.String())
+		c, err = d.Dial(network, dst.String())
 		return err
 	})
 	if err != nil {
-		return "", classify(err)
+		return nil, classify(err)
+	}
+	return c, nil
+}
+
+// ProbeTCP connects from a namespace (optionally from a source address)
+// and returns the identity the server sent.
+func ProbeTCP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, error) {
+	c, err := dialFrom(ns, "tcp", src, dst, timeout)
+	if err != nil {
+		return "", err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(timeout))
@@ -117,17 +129,9 @@ func ProbeTCP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Durati
 
 // ProbeUDP sends one datagram from a namespace and returns the reply.
 func ProbeUDP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, error) {
-	var c net.Conn
-	err := InNS(ns, func() (err error) {
-		d := net.Dialer{Timeout: timeout}
-		if src.IsValid() {
-			d.LocalAddr = &net.UDPAddr{IP: src.AsSlice()}
-		}
-		c, err = d.Dial("udp", dst.String())
-		return err
-	})
+	c, err := dialFrom(ns, "udp", src, dst, timeout)
 	if err != nil {
-		return "", classify(err)
+		return "", err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(timeout))

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
@@ -74,7 +75,7 @@ func (g *gapReporter) apply(d graph.Delta) {
 func (g *gapReporter) set(sp *graph.ServicePort) {
 	gaps := dataplanes.Unhonoured(sp, g.caps)
 	old := g.ports[sp.Name]
-	if sameGaps(old, gaps) {
+	if slices.Equal(old, gaps) {
 		return
 	}
 	g.count(old, -1)
@@ -103,16 +104,4 @@ func (g *gapReporter) count(gaps []dataplanes.Gap, delta int) {
 		g.counts[x.Capability] += delta
 		g.gauge.WithLabelValues(g.driver, string(x.Capability)).Set(float64(g.counts[x.Capability]))
 	}
-}
-
-func sameGaps(a, b []dataplanes.Gap) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
