@@ -1,0 +1,65 @@
+package conformance
+
+import (
+	"context"
+	"net/netip"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
+)
+
+// Harness is one driver's dataplane with the test world built around it.
+// A harness makes its driver with its Factory's New (flags set as a user
+// would set them), so the driver under test is the one `switchyard run`
+// would use.
+type Harness interface {
+	// Name is the column the harness gets in the matrix: the driver's
+	// registered name, with a variant when one driver runs in several
+	// settings ("hns-overlay").
+	Name() string
+	// Factory is the driver's factory: its capabilities decide which cases
+	// are unsupported, its annotation keys reach the graph.
+	Factory() dataplanes.Factory
+	// Driver is the driver under test, already connected.
+	Driver() dataplanes.Driver
+	// CanProbe says why the harness cannot send a probe ("" if it can):
+	// a limit of the harness, not of the driver.
+	CanProbe(p Probe) string
+	// Probe makes one connection (or sends one datagram) and says what
+	// happened.
+	Probe(ctx context.Context, p Probe) Answer
+}
+
+// NodeSource is the kind of the "node" probe source: the node itself
+// (host network).
+const NodeSource MemberKind = "node"
+
+// Probe is one connection a harness makes.
+type Probe struct {
+	From     string     // a member's name, or "node"
+	FromKind MemberKind // the member's kind, or NodeSource
+	Src      netip.Addr // the source address (same family as Dst)
+	Dst      netip.AddrPort
+	Protocol graph.Protocol
+	Conn     int           // 0-based number of this connection within its probe
+	Interval time.Duration // pause before each connection after the first
+}
+
+// Outcome is what became of one connection.
+type Outcome string
+
+// The outcomes a harness reports.
+const (
+	Answered Outcome = "answered" // a backend answered; Answer.Identity says which
+	Refused  Outcome = "refused"  // TCP reset or ICMP unreachable
+	NoAnswer Outcome = "no-answer"
+	Failed   Outcome = "failed" // anything else (Answer.Detail says what)
+)
+
+// Answer is what a harness saw of one connection.
+type Answer struct {
+	Outcome  Outcome
+	Identity string // "p1:8080" when Answered
+	Detail   string
+}

@@ -1,0 +1,198 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/build"
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
+)
+
+// Status is a case's verdict for one harness.
+type Status string
+
+// The verdicts.
+const (
+	Pass        Status = "pass"
+	Fail        Status = "FAIL"
+	Unsupported Status = "unsupported"
+)
+
+// Result is one case run through one harness.
+type Result struct {
+	Case     string   `json:"case"`
+	Status   Status   `json:"status"`
+	Reason   string   `json:"reason,omitempty"`   // why unsupported
+	Failures []string `json:"failures,omitempty"` // what went wrong, probe by probe
+}
+
+// Run runs every case through the harness as a subtest each, and writes
+// the report for the matrix when SWITCHYARD_CONFORMANCE_OUT names a
+// directory. Unsupported cases show as skipped with their reason; they
+// are never counted as passes.
+func Run(t *testing.T, h Harness, cases []Case) Report {
+	t.Helper()
+	rep := Report{Harness: h.Name()}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			r := Check(ctx, h, c)
+			rep.Results = append(rep.Results, r)
+			switch r.Status {
+			case Unsupported:
+				t.Skipf("unsupported: %s", r.Reason)
+			case Fail:
+				for _, f := range r.Failures {
+					t.Errorf("%s (%s): %s", c.Name, c.File, f)
+				}
+			}
+		})
+	}
+	if err := rep.WriteIfAsked(); err != nil {
+		t.Error(err)
+	}
+	t.Logf("%s: %s", h.Name(), rep.Summary())
+	return rep
+}
+
+// Check runs one case through the harness: the driver is brought to the
+// case's first state with Sync and through every later step with Apply,
+// as the runner of `switchyard run` does, and after each step the probes
+// are sent and judged.
+func Check(ctx context.Context, h Harness, c Case) Result {
+	r := Result{Case: c.Name}
+	if why := unsupported(h, c); why != "" {
+		r.Status, r.Reason = Unsupported, why
+		return r
+	}
+	tr := newTracker(h.Factory())
+	for i, s := range c.Steps {
+		s.feed(tr)
+		b := tr.Next(i == 0)
+		var err error
+		if i == 0 {
+			err = h.Driver().Sync(ctx, b.Snapshot)
+		} else {
+			err = h.Driver().Apply(ctx, b.Delta)
+		}
+		if err != nil {
+			r.Status = Fail
+			r.Failures = append(r.Failures, fmt.Sprintf("step %d: the driver refused the change: %v", i+1, err))
+			return r
+		}
+		tr.Commit(b)
+		for j, spec := range s.Probes {
+			if msg := probe(ctx, h, spec); msg != "" {
+				r.Failures = append(r.Failures, fmt.Sprintf("step %d probe %d: %s", i+1, j+1, msg))
+			}
+		}
+	}
+	r.Status = Pass
+	if len(r.Failures) > 0 {
+		r.Status = Fail
+	}
+	return r
+}
+
+// unsupported says why a case cannot run on the harness: a capability
+// the driver declares it lacks for some service port of some step, or a
+// probe the harness cannot send.
+func unsupported(h Harness, c Case) string {
+	caps := h.Factory().Capabilities()
+	tr := newTracker(h.Factory())
+	var why []string
+	for _, s := range c.Steps {
+		s.feed(tr)
+		for _, sp := range tr.Snapshot().ServicePorts {
+			for _, g := range dataplanes.Unhonoured(sp, caps) {
+				msg := fmt.Sprintf("%s: %s", g.Capability, g.Reason)
+				if !slices.Contains(why, msg) {
+					why = append(why, msg)
+				}
+			}
+		}
+		for _, spec := range s.Probes {
+			if msg := h.CanProbe(spec.probe(0)); msg != "" && !slices.Contains(why, "harness: "+msg) {
+				why = append(why, "harness: "+msg)
+			}
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// newTracker makes the core as the command makes it for a driver.
+func newTracker(f dataplanes.Factory) *tracker.Tracker {
+	tr := tracker.New(tracker.Options{
+		NodeName: World.NodeName,
+		Build:    build.Options{NodePortRange: build.DefaultNodePortRange, Annotations: dataplanes.AnnotationsOf(f)},
+	})
+	var ips []string
+	for _, ip := range World.NodeIPs {
+		ips = append(ips, ip.String())
+	}
+	tr.UpsertNode(testobj.Node(World.NodeName, World.NodeZone, ips...))
+	return tr
+}
+
+// feed hands a step's changes to the core.
+func (s Step) feed(tr *tracker.Tracker) {
+	for _, n := range s.objects.Nodes {
+		tr.UpsertNode(n.DeepCopy())
+	}
+	for _, svc := range s.objects.Services {
+		tr.UpsertService(svc.DeepCopy())
+	}
+	for _, sl := range s.objects.Slices {
+		tr.UpsertEndpointSlice(sl.DeepCopy())
+	}
+	for _, d := range s.deletes {
+		switch d.kind {
+		case "Service":
+			tr.DeleteService(d.namespace, d.name)
+		case "EndpointSlice":
+			tr.DeleteEndpointSlice(d.namespace, d.name)
+		}
+	}
+}
+
+// probe sends a probe's connections and judges them ("" when as expected).
+func probe(ctx context.Context, h Harness, spec ProbeSpec) string {
+	answers := make([]Answer, 0, spec.Count)
+	for k := range spec.Count {
+		p := spec.probe(k)
+		if k > 0 && p.Interval > 0 {
+			select {
+			case <-time.After(p.Interval):
+			case <-ctx.Done():
+				return "interrupted: " + ctx.Err().Error()
+			}
+		}
+		answers = append(answers, h.Probe(ctx, p))
+	}
+	if msg := judge(spec.Expect, answers); msg != "" {
+		return fmt.Sprintf("%s -> %s/%s x%d: %s", spec.From, spec.To, spec.Protocol, spec.Count, msg)
+	}
+	return ""
+}
+
+// probe resolves the k-th connection of a probe.
+func (p ProbeSpec) probe(k int) Probe {
+	pr := Probe{From: p.From, Dst: p.dst, Protocol: graph.Protocol(p.Protocol), Conn: k, Interval: p.interval}
+	if p.From == "node" {
+		pr.FromKind = NodeSource
+		pr.Src = World.NodeIP(p.dst.Addr().Is6())
+		return pr
+	}
+	m, _ := World.Member(p.From)
+	pr.FromKind = m.Kind
+	pr.Src, _ = m.IP(p.dst.Addr())
+	return pr
+}
