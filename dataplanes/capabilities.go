@@ -29,11 +29,14 @@ const (
 	InternalLocal    Capability = "internal-traffic-local"
 	ShortCircuit     Capability = "short-circuit"
 	RejectNoEndpoint Capability = "reject-no-endpoints"
+	// MixedTargetPorts: one service port whose endpoints listen on
+	// different port numbers (a named targetPort resolving differently).
+	MixedTargetPorts Capability = "mixed-target-ports"
 )
 
 // All lists every capability in display order.
 var All = []Capability{IPv4, IPv6, TCP, UDP, SCTP, NodePort, ExternalIPs, LoadBalancerIPs,
-	SourceRanges, SessionAffinity, AffinityTimeout, ExternalLocal, InternalLocal, ShortCircuit, RejectNoEndpoint}
+	SourceRanges, SessionAffinity, AffinityTimeout, ExternalLocal, InternalLocal, ShortCircuit, RejectNoEndpoint, MixedTargetPorts}
 
 // Capabilities is what a driver declares: the capabilities it has, and for
 // each one it lacks, why (shown to users and in the conformance matrix).
@@ -98,6 +101,9 @@ func Needs(sp *graph.ServicePort) []Capability {
 	if fams&^sp.UsableFamilies != 0 {
 		need = append(need, RejectNoEndpoint)
 	}
+	if mixedPorts(sp) {
+		need = append(need, MixedTargetPorts)
+	}
 	return need
 }
 
@@ -116,4 +122,19 @@ func Unhonoured(sp *graph.ServicePort, c Capabilities) []Gap {
 		}
 	}
 	return gaps
+}
+
+// mixedPorts reports whether a service port's endpoints listen on more
+// than one port number.
+func mixedPorts(sp *graph.ServicePort) bool {
+	var port uint16
+	for _, list := range [][]graph.Endpoint{sp.InternalEndpoints, sp.ExternalEndpoints, sp.ShortCircuitEndpoints} {
+		for _, ep := range list {
+			if port != 0 && ep.Port != port {
+				return true
+			}
+			port = ep.Port
+		}
+	}
+	return false
 }

@@ -44,6 +44,7 @@ func (f *Factory) Capabilities() dataplanes.Capabilities {
 			dataplanes.AffinityTimeout:  "HNS SourceIP distribution has no timeout: a client stays on its endpoint while it exists",
 			dataplanes.ShortCircuit:     "HNS cannot tell a pod's traffic to an external frontend from outside traffic",
 			dataplanes.RejectNoEndpoint: "HNS cannot reject: a frontend without endpoints gets no load balancer",
+			dataplanes.MixedTargetPorts: "an HNS load balancer has one internal port: endpoints on another target port are left out",
 		},
 	}
 }
