@@ -172,8 +172,9 @@ func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInf
 	return flows, groups, nil
 }
 
-// commitLocked sends what changed as one atomic bundle.
-func (d *Driver) commitLocked(context.Context) error {
+// commitLocked sends what changed as one atomic bundle, and waits for the
+// datapath to follow it (settle).
+func (d *Driver) commitLocked(ctx context.Context) error {
 	b, err := d.model.st.pending()
 	if err != nil {
 		return err
@@ -182,6 +183,11 @@ func (d *Driver) commitLocked(context.Context) error {
 		return err
 	}
 	d.model.st.committed()
+	if b.Len() > 0 {
+		if err := d.settle(ctx); err != nil {
+			klog.V(2).InfoS("Could not wait for the datapath to take the new flows", "err", err)
+		}
+	}
 	return nil
 }
 

@@ -46,7 +46,8 @@ type Verdict struct {
 //     and destination port, and a frontend VIP equals its destination; a
 //     balancer without VIPs (NodePort) takes packets to any host address,
 //     from pods only with LocalRoutedVIP, never from the host itself
-//     (Windows has no NodePort access from the node);
+//     (Windows has no NodePort access from the node), and only of its
+//     own family (the IPv6 flag);
 //   - ILB port mappings serve only this host's pods and the host;
 //   - SourceIP distribution keeps a client on one backend; otherwise each
 //     connection is spread on its own;
@@ -106,6 +107,11 @@ func (s *Sim) mapping(lb *hns.LoadBalancer, p Packet) (hns.PortMapping, bool) {
 			continue
 		}
 		if len(lb.FrontendVIPs) == 0 {
+			// A balancer without VIPs serves the host addresses of its own
+			// family: the IPv6 flag says which.
+			if (lb.Flags&hns.LBFlagIPv6 != 0) != p.Dst.Addr().Is6() {
+				continue
+			}
 			if !slices.Contains(s.hostIPs, p.Dst.Addr()) || p.From == FromNode {
 				continue
 			}

@@ -51,6 +51,10 @@ func TestEvaluatorRules(t *testing.T) {
 			hnssim.FromNode, host, "192.168.0.11:30080", false, "", false},
 		{"NodePort on an address the host does not have", "L2Bridge", lbSpec{port: 30080, pmFlags: hns.PortFlagVipExternalIP, backends: []string{"l:10.244.1.5"}},
 			hnssim.FromExternal, outside, "192.168.0.99:30080", false, "", false},
+		{"NodePort: an IPv4 balancer does not take IPv6 traffic", "L2Bridge", lbSpec{port: 30080, pmFlags: hns.PortFlagVipExternalIP, backends: []string{"l:10.244.1.5"}},
+			hnssim.FromExternal, mustAddr("2001:db8::5"), "[fd00::11]:30080", false, "", false},
+		{"NodePort: the IPv6 flag takes IPv6 traffic", "L2Bridge", lbSpec{port: 30080, flags: hns.LBFlagIPv6, pmFlags: hns.PortFlagVipExternalIP, backends: []string{"l:fd00:244:1::5"}},
+			hnssim.FromExternal, mustAddr("2001:db8::5"), "[fd00::11]:30080", true, "", false},
 		{"DSR is reported", "L2Bridge", lbSpec{vip: "203.0.113.10", port: 80, flags: hns.LBFlagDSR, pmFlags: hns.PortFlagVipExternalIP, backends: []string{"l:10.244.1.5"}},
 			hnssim.FromExternal, outside, "203.0.113.10:80", true, "10.244.1.5", true},
 		{"PreserveDIP: the backend sees the VIP", "L2Bridge", lbSpec{vip: "203.0.113.10", port: 80, flags: hns.LBFlagDSR, pmFlags: hns.PortFlagVipExternalIP | hns.PortFlagPreserveDIP, backends: []string{"l:10.244.1.5"}},
@@ -63,6 +67,7 @@ func TestEvaluatorRules(t *testing.T) {
 			sim := hnssim.New(hnssim.Windows2022)
 			n := sim.AddNetwork("cbr0", tc.network, hns.RemoteSubnet{DestinationPrefix: "10.244.2.0/24", ProviderAddress: "192.168.0.12"})
 			sim.AddHostIP(host)
+			sim.AddHostIP(mustAddr("fd00::11"))
 			var ids []string
 			for _, b := range tc.lb.backends {
 				kind, ip := b[:1], b[2:]

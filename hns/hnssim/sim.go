@@ -393,11 +393,16 @@ func (s *Sim) validate(lb *hns.LoadBalancer, self string) error {
 }
 
 // frontendKeys are what two load balancers may not share: each VIP (or
-// none, for NodePort ones) with each protocol and external port.
+// none, for NodePort ones, per family: upstream programs an IPv4 and an
+// IPv6 NodePort balancer on the same port) with each protocol and
+// external port.
 func frontendKeys(lb *hns.LoadBalancer) []string {
 	vips := lb.FrontendVIPs
 	if len(vips) == 0 {
-		vips = []string{""}
+		vips = []string{"any-ipv4"}
+		if lb.Flags&hns.LBFlagIPv6 != 0 {
+			vips = []string{"any-ipv6"}
+		}
 	}
 	var out []string
 	for _, v := range vips {

@@ -20,7 +20,8 @@ const (
 	srcLocalBit = 0x1 // pod (1) and node (3) have it, uplink (2) not
 
 	regFlags       = 0
-	flagMasquerade = 1 << 5
+	masqueradeBit  = 5
+	flagMasquerade = 1 << masqueradeBit
 
 	regEndpointIP  = 3
 	xxregEndpoint6 = 3

@@ -286,6 +286,12 @@ func learnFlow(sp *graph.ServicePort, fe frontend, fam graph.IPFamily, proto of.
 			{Load: true, Field: epField, Bits: epBits, From: epField},
 			{Load: true, Field: "NXM_NX_REG4", Bits: 16, From: "NXM_NX_REG4"},
 			{Load: true, Field: "NXM_NX_REG4", Start: stateShift, Bits: 3, Value: stateSelected >> stateShift},
+			// The masquerade decision made for the client's first
+			// connection: without it, a later connection of an outside
+			// client to a remote endpoint would leave unSNATed and its
+			// replies would bypass this node (a client's source kind never
+			// changes, so copying it is exact).
+			{Load: true, Field: "NXM_NX_REG0", Start: masqueradeBit, Bits: 1, From: "NXM_NX_REG0", FromStart: masqueradeBit},
 		},
 	}
 	match := m(of.EthType(ethType(fam)), of.IPProto(proto), of.IPDst(host(fe.ip)), of.L4Dst{Proto: proto, Port: fe.port}, matchState(stateToLearn))
