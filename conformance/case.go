@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/core/build"
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/source"
 	"github.com/switchyard-proxy/switchyard/core/source/file"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"sigs.k8s.io/yaml"
 )
 
@@ -138,6 +141,32 @@ func (c *Case) check() error {
 	for i := range c.Steps {
 		if err := c.Steps[i].check(c.Name, i); err != nil {
 			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	return c.coreAccepts()
+}
+
+// rejections collects what the core refuses.
+type rejections struct {
+	source.NopObserver
+	list []build.Rejection
+}
+
+func (r *rejections) Rejected(x build.Rejection) { r.list = append(r.list, x) }
+func (r *rejections) ObjectChanged(string)       {}
+
+// coreAccepts runs the steps through the core: a case whose objects the
+// core refuses (a typo, an invalid field) would silently test something
+// else, so it is an error in the case.
+func (c *Case) coreAccepts() error {
+	rej := &rejections{}
+	tr := tracker.New(tracker.Options{NodeName: World.NodeName, Observer: rej,
+		Build: build.Options{NodePortRange: build.DefaultNodePortRange}})
+	for i, s := range c.Steps {
+		s.feed(tr)
+		tr.Commit(tr.Next(true))
+		if len(rej.list) > 0 {
+			return fmt.Errorf("step %d: the core refuses an object: %s", i+1, rej.list[0])
 		}
 	}
 	return nil
