@@ -8,24 +8,38 @@ PKGS      := ./...
 EXAMPLE   := examples/file-export
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build test deps unit example fuzz demo bench lint cross clean
+.PHONY: all build test deps unit conformance example fuzz demo bench lint cross clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/switchyard ./cmd/switchyard
 
-## test: lint, unit and integration tests (race detector), the third-party
-## example module, and a bounded fuzz run.
-test: lint unit example fuzz
+## test: lint, unit and integration tests (race detector), the conformance
+## matrix, the third-party example module, and a bounded fuzz run.
+test: lint unit conformance example fuzz
 	@echo "make test: all passed"
 
 ## deps: what the integration tests need on the machine (Open vSwitch).
 deps:
 	@hack/ensure-ovs.sh
 
+# The OVS conformance harness runs in `conformance` (once, without the race
+# detector: its probes are timed real connections).
 unit: deps
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v /conformance/ovsharness)
+
+## conformance: every case over every driver (OVS on a real OVS, HNS on the
+## simulator, the example driver); prints the matrix and writes
+## docs/conformance.md.
+CONF_OUT  := $(BIN)/conformance
+HARNESSES := ovs,hns-l2bridge,hns-overlay,file-export,graph-model
+conformance: deps
+	@rm -rf $(CONF_OUT); status=0; \
+	SWITCHYARD_CONFORMANCE_OUT=$(CURDIR)/$(CONF_OUT) $(GO) test -count=1 ./conformance/... || status=1; \
+	(cd $(EXAMPLE) && SWITCHYARD_CONFORMANCE_OUT=$(CURDIR)/$(CONF_OUT) $(GO) test -count=1 -run '^TestConformance$$$$' .) || status=1; \
+	$(GO) run ./conformance/cmd/conformance-matrix -reports $(CONF_OUT) -out docs/conformance.md -want $(HARNESSES) || status=1; \
+	exit $$status
 
 example:
 	cd $(EXAMPLE) && $(GO) vet ./... && $(GO) test -race -count=1 ./...

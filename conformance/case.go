@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/source"
 	"github.com/switchyard-proxy/switchyard/core/source/file"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"sigs.k8s.io/yaml"
 )
 
@@ -25,7 +26,11 @@ type Case struct {
 	Name  string `json:"name"`
 	About string `json:"about"`
 	Steps []Step `json:"steps"`
-	File  string `json:"-"` // the data file it came from
+	// IgnoresGaps lists capabilities the case's service ports need but
+	// its probes do not observe (a sticky-client case does not wait for
+	// the affinity timeout): a driver lacking only these still runs it.
+	IgnoresGaps []dataplanes.Capability `json:"ignoresGaps,omitempty"`
+	File        string                  `json:"-"` // the data file it came from
 }
 
 // Step applies and deletes objects, then probes.
@@ -137,6 +142,11 @@ func (c *Case) check() error {
 	}
 	if len(c.Steps) == 0 {
 		return fmt.Errorf("no steps")
+	}
+	for _, g := range c.IgnoresGaps {
+		if !slices.Contains(dataplanes.All, g) {
+			return fmt.Errorf("ignoresGaps: %q is not a capability (%v)", g, dataplanes.All)
+		}
 	}
 	for i := range c.Steps {
 		if err := c.Steps[i].check(c.Name, i); err != nil {

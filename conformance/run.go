@@ -103,8 +103,9 @@ func Check(ctx context.Context, h Harness, c Case) Result {
 }
 
 // unsupported says why a case cannot run on the harness: a capability
-// the driver declares it lacks for some service port of some step, or a
-// probe the harness cannot send.
+// the driver declares it lacks for some service port of some step (unless
+// the case says its probes do not observe it), or a probe the harness
+// cannot send.
 func unsupported(h Harness, c Case) string {
 	caps := h.Factory().Capabilities()
 	tr := newTracker(h.Factory())
@@ -113,6 +114,9 @@ func unsupported(h Harness, c Case) string {
 		s.feed(tr)
 		for _, sp := range tr.Snapshot().ServicePorts {
 			for _, g := range dataplanes.Unhonoured(sp, caps) {
+				if slices.Contains(c.IgnoresGaps, g.Capability) {
+					continue
+				}
 				msg := fmt.Sprintf("%s: %s", g.Capability, g.Reason)
 				if !slices.Contains(why, msg) {
 					why = append(why, msg)
