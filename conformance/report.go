@@ -74,7 +74,7 @@ func RenderMatrix(w io.Writer, cases []Case, reps []Report) error {
 	var b strings.Builder
 	b.WriteString("# Conformance matrix\n\n")
 	b.WriteString("Written by `make conformance` (part of `make test`) from the cases in\n")
-	b.WriteString("`conformance/cases/`; see [conformance.md](../conformance/README.md) for what each\n")
+	b.WriteString("`conformance/cases/`; see [conformance/README.md](../conformance/README.md) for what each\n")
 	b.WriteString("harness is and how a driver of your own runs the same cases. A case a driver\n")
 	b.WriteString("declares it cannot honour, or a harness cannot probe, is *unsupported* with the\n")
 	b.WriteString("reason below; it is never counted as a pass.\n\n")
