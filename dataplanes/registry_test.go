@@ -102,3 +102,31 @@ func TestNeedsAndUnhonoured(t *testing.T) {
 		t.Fatalf("Unhonoured = %+v", gaps)
 	}
 }
+
+func TestMixedTargetPortsNeeded(t *testing.T) {
+	ep := func(ip string, port uint16) graph.Endpoint {
+		return graph.Endpoint{IP: netip.MustParseAddr(ip), Port: port, Ready: true, Serving: true}
+	}
+	base := graph.ServicePort{
+		Name:       graph.ServicePortName{Namespace: "ns", Name: "a", Port: "p", Protocol: graph.TCP},
+		ClusterIPs: []netip.Addr{netip.MustParseAddr("10.96.0.1")}, UsableFamilies: graph.FamilySet(0).With(graph.IPv4),
+	}
+	for _, tc := range []struct {
+		name          string
+		internal, ext []graph.Endpoint
+		want          bool
+	}{
+		{"one port", []graph.Endpoint{ep("10.0.0.1", 80), ep("10.0.0.2", 80)}, nil, false},
+		{"two ports in one list", []graph.Endpoint{ep("10.0.0.1", 80), ep("10.0.0.2", 81)}, nil, true},
+		{"two ports across lists", []graph.Endpoint{ep("10.0.0.1", 80)}, []graph.Endpoint{ep("10.0.0.2", 81)}, true},
+		{"no endpoints", nil, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := base
+			sp.InternalEndpoints, sp.ExternalEndpoints = tc.internal, tc.ext
+			if got := slices.Contains(Needs(&sp), MixedTargetPorts); got != tc.want {
+				t.Fatalf("needs mixed-target-ports = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
