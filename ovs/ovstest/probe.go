@@ -14,13 +14,13 @@ import (
 	"time"
 )
 
-// listenTCP listens on port (all addresses) inside a namespace until the
-// test ends.
-func listenTCP(t testing.TB, ns string, port uint16) net.Listener {
+// listenTCP listens on host:port ("" host: all addresses) inside a
+// namespace until the test ends.
+func listenTCP(t testing.TB, ns, host string, port uint16) net.Listener {
 	t.Helper()
 	var l net.Listener
 	err := InNS(ns, func() (err error) {
-		l, err = net.Listen("tcp", fmt.Sprintf(":%d", port))
+		l, err = net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(port)))
 		return err
 	})
 	if err != nil {
@@ -34,7 +34,13 @@ func listenTCP(t testing.TB, ns string, port uint16) net.Listener {
 // namespace with "identity\n", until the test ends.
 func ServeTCP(t testing.TB, ns string, port uint16, identity string) {
 	t.Helper()
-	l := listenTCP(t, ns, port)
+	ServeTCPAt(t, ns, "", port, identity)
+}
+
+// ServeTCPAt is ServeTCP on one address (host "" for all).
+func ServeTCPAt(t testing.TB, ns, host string, port uint16, identity string) {
+	t.Helper()
+	l := listenTCP(t, ns, host, port)
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -50,9 +56,15 @@ func ServeTCP(t testing.TB, ns string, port uint16, identity string) {
 // ServeUDP answers every datagram to port in a namespace with identity.
 func ServeUDP(t testing.TB, ns string, port uint16, identity string) {
 	t.Helper()
+	ServeUDPAt(t, ns, "", port, identity)
+}
+
+// ServeUDPAt is ServeUDP on one address (host "" for all).
+func ServeUDPAt(t testing.TB, ns, host string, port uint16, identity string) {
+	t.Helper()
 	var pc net.PacketConn
 	err := InNS(ns, func() (err error) {
-		pc, err = net.ListenPacket("udp", fmt.Sprintf(":%d", port))
+		pc, err = net.ListenPacket("udp", net.JoinHostPort(host, fmt.Sprint(port)))
 		return err
 	})
 	if err != nil {
@@ -149,7 +161,7 @@ func ProbeUDP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Durati
 // ServeEcho echoes every line back on long-lived connections.
 func ServeEcho(t testing.TB, ns string, port uint16) {
 	t.Helper()
-	l := listenTCP(t, ns, port)
+	l := listenTCP(t, ns, "", port)
 	go func() {
 		for {
 			c, err := l.Accept()
