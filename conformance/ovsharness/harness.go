@@ -28,54 +28,99 @@ const ProbeTimeout = 2 * time.Second
 type Harness struct {
 	f      *ovs.Factory
 	d      dataplanes.Driver
-	net    *ovstest.Network
-	pods   map[string]*ovstest.Pod
+	w      *World
 	noSCTP string
-	OVS    *ovstest.OVS
 }
 
-// Start builds the world on a private OVS and makes the driver through
-// the factory with its command-line flags, as `switchyard run
-// --dataplane ovs` would.
-func Start(t testing.TB) *Harness {
+// World is the conformance world built around a private OVS: its pods,
+// the network behind the uplink, and servers on every backend.
+type World struct {
+	OVS  *ovstest.OVS
+	Net  *ovstest.Network
+	Pods map[string]*ovstest.Pod // local and client pods by name
+}
+
+// BuildWorld builds the world on a private OVS (stopped with the test).
+func BuildWorld(t testing.TB) *World {
 	t.Helper()
 	checkAddressing(t)
 	o := ovstest.Start(t)
 	o.AddBridge(bridge)
-	h := &Harness{OVS: o, net: o.AddNetwork(bridge), pods: map[string]*ovstest.Pod{}, noSCTP: sctpMissing()}
+	w := &World{OVS: o, Net: o.AddNetwork(bridge), Pods: map[string]*ovstest.Pod{}}
 	for _, m := range conformance.World.Members {
 		switch m.Kind {
 		case conformance.LocalPod, conformance.ClientPod:
 			p := o.AddPod(bridge, m.Name, m.IPs...)
-			h.pods[m.Name] = p
+			w.Pods[m.Name] = p
 			if m.Kind == conformance.LocalPod {
 				serve(t, p.NS, netip.Addr{}, m.Name)
 			}
 		case conformance.RemotePod:
 			for _, ip := range m.IPs {
-				o.AddRemoteBackend(h.net, ip)
-				serve(t, h.net.Node2, ip, m.Name)
+				o.AddRemoteBackend(w.Net, ip)
+				serve(t, w.Net.Node2, ip, m.Name)
 			}
 		case conformance.ExternalClient:
 			for _, ip := range m.IPs {
 				if ip != ovstest.ClientIP4 && ip != ovstest.ClientIP6 {
-					o.AddClientAddress(h.net, ip)
+					o.AddClientAddress(w.Net, ip)
 				}
 			}
 		}
 	}
+	return w
+}
+
+// DriverFlags are the --ovs-* flags that point a driver at this world, as
+// a user would pass them to switchyard run.
+func (w *World) DriverFlags() []string {
+	return []string{
+		"--ovs-bridge=" + bridge,
+		"--ovs-rundir=" + w.OVS.Dir,
+		"--ovs-datapath-type=netdev",
+		"--ovs-uplink-port=" + w.Net.UplinkIf,
+		"--ovs-uplink-next-hop-mac=" + w.Net.RouterMAC.String(),
+		"--ovs-gateway-ips=" + ovstest.Gateway4.String() + "," + ovstest.Gateway6.String(),
+	}
+}
+
+// Probe makes one connection in the world (see Harness.Probe).
+func (w *World) Probe(p conformance.Probe) conformance.Answer {
+	ns, src := w.Net.Client, p.Src
+	if pod, ok := w.Pods[p.From]; ok {
+		ns, src = pod.NS, netip.Addr{}
+	}
+	var id string
+	var err error
+	switch p.Protocol {
+	case "UDP":
+		id, err = ovstest.ProbeUDP(ns, src, p.Dst, ProbeTimeout)
+	case "TCP":
+		id, err = ovstest.ProbeTCP(ns, src, p.Dst, ProbeTimeout)
+	default:
+		return conformance.Answer{Outcome: conformance.Failed, Detail: "no probe for " + string(p.Protocol)}
+	}
+	switch {
+	case err == nil:
+		return conformance.Answer{Outcome: conformance.Answered, Identity: id}
+	case errors.Is(err, ovstest.ErrRefused):
+		return conformance.Answer{Outcome: conformance.Refused, Detail: err.Error()}
+	case errors.Is(err, ovstest.ErrTimeout):
+		return conformance.Answer{Outcome: conformance.NoAnswer, Detail: fmt.Sprintf("nothing within %v", ProbeTimeout)}
+	}
+	return conformance.Answer{Outcome: conformance.Failed, Detail: err.Error()}
+}
+
+// Start builds the world and makes the driver through the factory with
+// its command-line flags, as `switchyard run --dataplane ovs` would.
+func Start(t testing.TB) *Harness {
+	t.Helper()
+	w := BuildWorld(t)
+	h := &Harness{w: w, noSCTP: sctpMissing()}
 	h.f = &ovs.Factory{}
 	fs := pflag.NewFlagSet("switchyard", pflag.ContinueOnError)
 	h.f.AddFlags(fs)
-	err := fs.Parse([]string{
-		"--ovs-bridge=" + bridge,
-		"--ovs-rundir=" + o.Dir,
-		"--ovs-datapath-type=netdev",
-		"--ovs-uplink-port=" + h.net.UplinkIf,
-		"--ovs-uplink-next-hop-mac=" + h.net.RouterMAC.String(),
-		"--ovs-gateway-ips=" + ovstest.Gateway4.String() + "," + ovstest.Gateway6.String(),
-	})
-	if err != nil {
+	if err := fs.Parse(w.DriverFlags()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -141,29 +186,7 @@ func (h *Harness) CanProbe(p conformance.Probe) string {
 
 // Probe implements conformance.Harness with a real connection.
 func (h *Harness) Probe(_ context.Context, p conformance.Probe) conformance.Answer {
-	ns, src := h.net.Client, p.Src
-	if pod, ok := h.pods[p.From]; ok {
-		ns, src = pod.NS, netip.Addr{}
-	}
-	var id string
-	var err error
-	switch p.Protocol {
-	case "UDP":
-		id, err = ovstest.ProbeUDP(ns, src, p.Dst, ProbeTimeout)
-	case "TCP":
-		id, err = ovstest.ProbeTCP(ns, src, p.Dst, ProbeTimeout)
-	default:
-		return conformance.Answer{Outcome: conformance.Failed, Detail: "no probe for " + string(p.Protocol)}
-	}
-	switch {
-	case err == nil:
-		return conformance.Answer{Outcome: conformance.Answered, Identity: id}
-	case errors.Is(err, ovstest.ErrRefused):
-		return conformance.Answer{Outcome: conformance.Refused, Detail: err.Error()}
-	case errors.Is(err, ovstest.ErrTimeout):
-		return conformance.Answer{Outcome: conformance.NoAnswer, Detail: fmt.Sprintf("nothing within %v", ProbeTimeout)}
-	}
-	return conformance.Answer{Outcome: conformance.Failed, Detail: err.Error()}
+	return h.w.Probe(p)
 }
 
 // sctpMissing says why SCTP connections cannot be made here ("" if they
