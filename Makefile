@@ -8,7 +8,7 @@ PKGS      := ./...
 EXAMPLE   := examples/file-export
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build test deps unit conformance example fuzz demo bench lint cross clean
+.PHONY: all build test deps unit conformance e2e example fuzz demo bench lint cross clean
 
 all: build
 
@@ -16,18 +16,30 @@ build:
 	$(GO) build -o $(BIN)/switchyard ./cmd/switchyard
 
 ## test: lint, unit and integration tests (race detector), the conformance
-## matrix, the third-party example module, and a bounded fuzz run.
-test: lint unit conformance example fuzz
+## matrix, the real-API-server e2e and chart tests, the third-party example
+## module, and a bounded fuzz run.
+test: lint unit conformance e2e example fuzz
 	@echo "make test: all passed"
 
 ## deps: what the integration tests need on the machine (Open vSwitch).
 deps:
 	@hack/ensure-ovs.sh
 
-# The OVS conformance harness runs in `conformance` (once, without the race
-# detector: its probes are timed real connections).
+# The OVS conformance harness runs in `conformance` and the e2e tests in
+# `e2e` (once each, without the race detector: their probes are timed real
+# connections).
 unit: deps
-	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v /conformance/ovsharness)
+	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v -e /conformance/ovsharness -e /cmd/switchyard/e2e)
+
+## e2e: a real kube-apiserver and etcd (built from the Go module proxy once,
+## cached in ~/.cache/switchyard) and a real helm: the chart rendered for each
+## dataplane and dry-run by the API server; switchyard run with the chart's
+## RBAC and config against a real OVS, each change followed by traffic.
+e2e: deps
+	@mkdir -p $(BIN)
+	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && \
+	SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm SWITCHYARD_E2E_REPORT=$(CURDIR)/$(BIN)/e2e-report.txt \
+		$(GO) test -count=1 -timeout 20m ./cmd/switchyard/e2e/ && cat $(BIN)/e2e-report.txt
 
 ## conformance: every case over every driver (OVS on a real OVS, HNS on the
 ## simulator, the example driver); prints the matrix and writes

@@ -38,6 +38,9 @@ type World struct {
 	OVS  *ovstest.OVS
 	Net  *ovstest.Network
 	Pods map[string]*ovstest.Pod // local and client pods by name
+	// Timeout is how long a probe waits for an answer (ProbeTimeout
+	// unless set).
+	Timeout time.Duration
 }
 
 // BuildWorld builds the world on a private OVS (stopped with the test).
@@ -46,7 +49,7 @@ func BuildWorld(t testing.TB) *World {
 	checkAddressing(t)
 	o := ovstest.Start(t)
 	o.AddBridge(bridge)
-	w := &World{OVS: o, Net: o.AddNetwork(bridge), Pods: map[string]*ovstest.Pod{}}
+	w := &World{OVS: o, Net: o.AddNetwork(bridge), Pods: map[string]*ovstest.Pod{}, Timeout: ProbeTimeout}
 	for _, m := range conformance.World.Members {
 		switch m.Kind {
 		case conformance.LocalPod, conformance.ClientPod:
@@ -94,9 +97,9 @@ func (w *World) Probe(p conformance.Probe) conformance.Answer {
 	var err error
 	switch p.Protocol {
 	case "UDP":
-		id, err = ovstest.ProbeUDP(ns, src, p.Dst, ProbeTimeout)
+		id, err = ovstest.ProbeUDP(ns, src, p.Dst, w.Timeout)
 	case "TCP":
-		id, err = ovstest.ProbeTCP(ns, src, p.Dst, ProbeTimeout)
+		id, err = ovstest.ProbeTCP(ns, src, p.Dst, w.Timeout)
 	default:
 		return conformance.Answer{Outcome: conformance.Failed, Detail: "no probe for " + string(p.Protocol)}
 	}
@@ -106,7 +109,7 @@ func (w *World) Probe(p conformance.Probe) conformance.Answer {
 	case errors.Is(err, ovstest.ErrRefused):
 		return conformance.Answer{Outcome: conformance.Refused, Detail: err.Error()}
 	case errors.Is(err, ovstest.ErrTimeout):
-		return conformance.Answer{Outcome: conformance.NoAnswer, Detail: fmt.Sprintf("nothing within %v", ProbeTimeout)}
+		return conformance.Answer{Outcome: conformance.NoAnswer, Detail: fmt.Sprintf("nothing within %v", w.Timeout)}
 	}
 	return conformance.Answer{Outcome: conformance.Failed, Detail: err.Error()}
 }

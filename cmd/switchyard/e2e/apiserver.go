@@ -1,0 +1,155 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// repoRoot is the repository root, seen from this package's directory.
+const repoRoot = "../../.."
+
+// cluster is a private etcd and kube-apiserver on loopback.
+type cluster struct {
+	URL    string
+	CAFile string
+	Admin  *kubernetes.Clientset
+	Dyn    dynamic.Interface
+	Config *rest.Config // admin
+	dir    string
+}
+
+const adminToken = "switchyard-e2e-admin"
+
+// kubeBinaries returns the directory holding kube-apiserver and etcd,
+// building them once (hack/ensure-kube.sh) unless SWITCHYARD_KUBE_DIR
+// names it.
+func kubeBinaries(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("SWITCHYARD_KUBE_DIR"); d != "" {
+		return d
+	}
+	out, err := exec.Command(filepath.Join(repoRoot, "hack/ensure-kube.sh")).Output()
+	if err != nil {
+		t.Fatalf("building kube-apiserver and etcd (hack/ensure-kube.sh): %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// startCluster starts etcd and kube-apiserver (RBAC on, token auth with
+// one admin token, service-account tokens signed by a fresh key).
+func startCluster(t testing.TB) *cluster {
+	t.Helper()
+	bins := kubeBinaries(t)
+	dir := t.TempDir()
+	p := newPKI(t, dir)
+	etcdPort, peerPort, apiPort := freePort(t), freePort(t), freePort(t)
+	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+	etcd := start(t, dir, "etcd", filepath.Join(bins, "etcd"),
+		"--name=e2e", "--data-dir="+filepath.Join(dir, "etcd"),
+		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
+		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=e2e="+peerURL, "--unsafe-no-fsync", "--log-level=warn")
+	if err := waitFor(30*time.Second, func() error {
+		if etcd.exited() {
+			return fmt.Errorf("etcd exited")
+		}
+		r, err := http.Get(etcdURL + "/health")
+		if err != nil {
+			return err
+		}
+		r.Body.Close()
+		if r.StatusCode != 200 {
+			return fmt.Errorf("etcd health %d", r.StatusCode)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("etcd did not come up: %v", err)
+	}
+
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(adminToken+",e2e-admin,e2e-admin,system:masters\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api := start(t, dir, "kube-apiserver", filepath.Join(bins, "kube-apiserver"),
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiPort), "--advertise-address=127.0.0.1",
+		"--etcd-servers="+etcdURL, "--cert-dir="+dir,
+		"--tls-cert-file="+p.CertFile, "--tls-private-key-file="+p.KeyFile,
+		"--service-cluster-ip-range=10.96.0.0/16", "--authorization-mode=RBAC",
+		"--token-auth-file="+tokens, "--endpoint-reconciler-type=none",
+		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file="+p.SAPubFile,
+		"--service-account-signing-key-file="+p.SAKeyFile, "--allow-privileged=true")
+	c := &cluster{URL: fmt.Sprintf("https://127.0.0.1:%d", apiPort), CAFile: p.CAFile, dir: dir}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if err := waitFor(60*time.Second, func() error {
+		if api.exited() {
+			return fmt.Errorf("kube-apiserver exited")
+		}
+		req, _ := http.NewRequest("GET", c.URL+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+adminToken)
+		r, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		r.Body.Close()
+		if r.StatusCode != 200 {
+			return fmt.Errorf("readyz %d", r.StatusCode)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("kube-apiserver did not become ready: %v", err)
+	}
+	c.Config = c.restConfig(adminToken)
+	var err error
+	if c.Admin, err = kubernetes.NewForConfig(c.Config); err != nil {
+		t.Fatal(err)
+	}
+	if c.Dyn, err = dynamic.NewForConfig(c.Config); err != nil {
+		t.Fatal(err)
+	}
+	// The bootstrap controllers create kube-system and the system priority
+	// classes shortly after /readyz.
+	if err := waitFor(30*time.Second, func() error {
+		_, err := c.Admin.SchedulingV1().PriorityClasses().Get(context.Background(), "system-node-critical", metav1.GetOptions{})
+		return err
+	}); err != nil {
+		t.Fatalf("system-node-critical never appeared: %v", err)
+	}
+	return c
+}
+
+func (c *cluster) restConfig(token string) *rest.Config {
+	return &rest.Config{Host: c.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: c.CAFile}, QPS: 200, Burst: 400}
+}
+
+// kubeconfig writes a kubeconfig file using token.
+func (c *cluster) kubeconfig(t testing.TB, token string) string {
+	t.Helper()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: c.URL, CertificateAuthority: c.CAFile}
+	cfg.AuthInfos["e2e"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "e2e"}
+	cfg.CurrentContext = "e2e"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -1,0 +1,90 @@
+//go:build linux
+
+package e2e
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// pki is what the API server needs: a CA, a serving certificate for
+// 127.0.0.1, and a key pair for service-account tokens.
+type pki struct {
+	CAFile, CertFile, KeyFile string
+	SAKeyFile, SAPubFile      string
+}
+
+func writePEM(t testing.TB, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newPKI(t testing.TB, dir string) pki {
+	t.Helper()
+	p := pki{
+		CAFile: filepath.Join(dir, "ca.crt"), CertFile: filepath.Join(dir, "apiserver.crt"), KeyFile: filepath.Join(dir, "apiserver.key"),
+		SAKeyFile: filepath.Join(dir, "sa.key"), SAPubFile: filepath.Join(dir, "sa.pub"),
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	ca := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "switchyard-e2e-ca"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, p.CAFile, "CERTIFICATE", caDER)
+	caCert, _ := x509.ParseCertificate(caDER)
+
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, srv, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, p.CertFile, "CERTIFICATE", der)
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, p.KeyFile, "EC PRIVATE KEY", kb)
+
+	sa, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, p.SAKeyFile, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(sa))
+	pub, err := x509.MarshalPKIXPublicKey(&sa.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, p.SAPubFile, "PUBLIC KEY", pub)
+	return p
+}

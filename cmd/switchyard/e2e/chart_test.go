@@ -1,0 +1,163 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// TestChartRendersAndTheAPIServerAcceptsIt renders the chart for each
+// dataplane setting with a real helm and has a real kube-apiserver accept
+// every object with a server-side dry-run (strict field validation).
+func TestChartRendersAndTheAPIServerAcceptsIt(t *testing.T) {
+	helm := helmBinary(t)
+	c := startCluster(t)
+	a := newApplier(t, c)
+	installServiceMonitorCRD(t, a)
+	for _, tc := range []struct {
+		name        string
+		sets        []string
+		linux, wind bool // which DaemonSets
+		dataplane   string
+		monitor     bool
+	}{
+		{"ovs (default)", nil, true, false, "ovs", false},
+		{"hns on Windows nodes", []string{"dataplane=hns"}, false, true, "", false},
+		{"mixed cluster", []string{"windows.enabled=true"}, true, true, "ovs", false},
+		{"third-party driver", []string{"dataplane=file-export", "thirdParty.image.repository=example.com/switchyard-file-export"}, true, false, "file-export", false},
+		{"service monitor", []string{"serviceMonitor.enabled=true", "metrics.bindAddress=0.0.0.0"}, true, false, "ovs", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := render(helm, tc.sets...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs := objects(t, out)
+			var linux, windows *unstructured.Unstructured
+			for _, ds := range find(objs, "DaemonSet") {
+				sel, _, _ := unstructured.NestedStringMap(ds.Object, "spec", "template", "spec", "nodeSelector")
+				switch sel["kubernetes.io/os"] {
+				case "linux":
+					linux = ds
+				case "windows":
+					windows = ds
+				}
+			}
+			if (linux != nil) != tc.linux || (windows != nil) != tc.wind {
+				t.Fatalf("DaemonSets: linux %v windows %v, want %v %v", linux != nil, windows != nil, tc.linux, tc.wind)
+			}
+			if linux != nil {
+				checkPodSpec(t, linux, false)
+				cm := find(objs, "ConfigMap")[0]
+				cfg, _, _ := unstructured.NestedString(cm.Object, "data", "linux.yaml")
+				if !strings.Contains(cfg, `dataplane: "`+tc.dataplane+`"`) {
+					t.Errorf("linux config does not select %s:\n%s", tc.dataplane, cfg)
+				}
+			}
+			if windows != nil {
+				checkPodSpec(t, windows, true)
+			}
+			if got := len(find(objs, "ServiceMonitor")) == 1; got != tc.monitor {
+				t.Errorf("ServiceMonitor rendered: %v, want %v", got, tc.monitor)
+			}
+			checkRBAC(t, objs)
+			for _, o := range objs {
+				if err := a.create(context.Background(), o, true); err != nil {
+					t.Errorf("API server refuses %s %s: %v", o.GetKind(), o.GetName(), err)
+				}
+			}
+		})
+	}
+}
+
+// checkPodSpec checks what the issue asks of each DaemonSet's pods.
+func checkPodSpec(t *testing.T, ds *unstructured.Unstructured, windows bool) {
+	t.Helper()
+	spec, _, _ := unstructured.NestedMap(ds.Object, "spec", "template", "spec")
+	if spec["hostNetwork"] != true {
+		t.Errorf("%s: not hostNetwork", ds.GetName())
+	}
+	if spec["priorityClassName"] != "system-node-critical" {
+		t.Errorf("%s: priorityClassName %v", ds.GetName(), spec["priorityClassName"])
+	}
+	containers, _, _ := unstructured.NestedSlice(spec, "containers")
+	ctr := containers[0].(map[string]any)
+	live, _, _ := unstructured.NestedString(ctr, "livenessProbe", "httpGet", "path")
+	ready, _, _ := unstructured.NestedString(ctr, "readinessProbe", "httpGet", "path")
+	if live != "/livez" || ready != "/healthz" {
+		t.Errorf("%s: probes %q/%q, want /livez and /healthz", ds.GetName(), live, ready)
+	}
+	if windows {
+		hp, _, _ := unstructured.NestedBool(spec, "securityContext", "windowsOptions", "hostProcess")
+		if !hp {
+			t.Errorf("%s: not a HostProcess pod", ds.GetName())
+		}
+		return
+	}
+	caps, _, _ := unstructured.NestedStringSlice(ctr, "securityContext", "capabilities", "add")
+	if !slices.Contains(caps, "NET_ADMIN") {
+		t.Errorf("%s: capabilities %v, want NET_ADMIN", ds.GetName(), caps)
+	}
+}
+
+// checkRBAC: read-only on what the proxy watches, events to write; nothing else.
+func checkRBAC(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	roles := find(objs, "ClusterRole")
+	if len(roles) != 1 || len(find(objs, "ClusterRoleBinding")) != 1 || len(find(objs, "ServiceAccount")) != 1 {
+		t.Fatalf("want one ClusterRole, ClusterRoleBinding and ServiceAccount")
+	}
+	rules, _, _ := unstructured.NestedSlice(roles[0].Object, "rules")
+	var got []string
+	for _, r := range rules {
+		m := r.(map[string]any)
+		groups, _, _ := unstructured.NestedStringSlice(m, "apiGroups")
+		res, _, _ := unstructured.NestedStringSlice(m, "resources")
+		verbs, _, _ := unstructured.NestedStringSlice(m, "verbs")
+		for _, g := range groups {
+			for _, x := range res {
+				got = append(got, g+"/"+x+":"+strings.Join(verbs, ","))
+			}
+		}
+	}
+	slices.Sort(got)
+	want := []string{"/events:create,patch,update", "/nodes:get,list,watch", "/services:get,list,watch",
+		"discovery.k8s.io/endpointslices:get,list,watch", "events.k8s.io/events:create,patch,update"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ClusterRole grants %v\nwant               %v", got, want)
+	}
+}
+
+// TestChartRefusesBadValues: values the chart cannot work with are refused
+// by helm itself (values.schema.json or the templates), naming the value.
+func TestChartRefusesBadValues(t *testing.T) {
+	helm := helmBinary(t)
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"dataplane=Not_A_Driver"}, "dataplane"},
+		{[]string{"metrics.port=0"}, "port"},
+		{[]string{"health.port=70000"}, "port"},
+		{[]string{"image.pullPolicy=Sometimes"}, "pullPolicy"},
+		{[]string{"ovs.runDir=relative/path"}, "runDir"},
+		{[]string{"config.dataplane=hns"}, "config"},
+		{[]string{"serviceMonitor.interval=soon"}, "interval"},
+		{[]string{"colour=blue"}, "colour"},
+		{[]string{"dataplane=file-export"}, "thirdParty.image.repository"},
+		{[]string{"serviceMonitor.enabled=true"}, "metrics.bindAddress"},
+		{[]string{"windows.sourceVIP=not-an-ip"}, "sourceVIP"},
+	} {
+		t.Run(strings.Join(tc.set, ","), func(t *testing.T) {
+			_, err := render(helm, tc.set...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}

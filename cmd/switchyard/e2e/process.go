@@ -1,0 +1,108 @@
+//go:build linux
+
+package e2e
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// process is a daemon a test started; it is stopped by PID when the test
+// ends, and its log tail is printed if the test failed.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+func start(t testing.TB, dir, name, bin string, args ...string) *process {
+	t.Helper()
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	// No Pdeathsig: it fires when the starting OS thread exits, which Go
+	// may do at any time; the cleanup below stops the process by PID.
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { cmd.Wait(); f.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("last lines of %s:\n%s", logPath, tail(logPath, 25))
+		}
+	})
+	return p
+}
+
+// stop ends the process by its PID: SIGTERM, then SIGKILL after 10 s.
+func (p *process) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// exited reports whether the process has ended.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func tail(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + strings.ReplaceAll(string(bytes.Join(lines, []byte("\n"))), "\n", "\n  ")
+}
+
+// freePort returns a TCP port free on loopback right now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitFor polls until f succeeds or the timeout passes.
+func waitFor(timeout time.Duration, f func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

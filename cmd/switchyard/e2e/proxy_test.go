@@ -1,0 +1,292 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/conformance/ovsharness"
+	authv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// followBound is how long traffic may take to follow a change before the
+// test fails (a generous bound for a loaded 2-core machine; the measured
+// times are printed).
+const followBound = 10 * time.Second
+
+// proxy is switchyard running as its own process against the API server.
+type proxy struct {
+	proc        *process
+	metricsPort int
+	healthPort  int
+}
+
+// buildSwitchyard builds the command under test.
+func buildSwitchyard(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "switchyard")
+	out, err := exec.Command("go", "build", "-o", bin, filepath.Join(repoRoot, "cmd/switchyard")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestSwitchyardAgainstARealAPIServer runs the switchyard binary with the
+// chart's RBAC (a token of the chart's ServiceAccount, nothing more) and
+// the chart's config, against a real API server and a real OVS, and
+// follows each change with real connections.
+func TestSwitchyardAgainstARealAPIServer(t *testing.T) {
+	helm := helmBinary(t)
+	c := startCluster(t)
+	a := newApplier(t, c)
+	w := ovsharness.BuildWorld(t)
+	ctx := context.Background()
+	p := &proxy{metricsPort: freePort(t), healthPort: freePort(t)}
+
+	// The chart's ServiceAccount, ClusterRole and binding, for real, and
+	// its config file for the ovs dataplane.
+	manifest, err := render(helm, fmt.Sprintf("metrics.port=%d", p.metricsPort), fmt.Sprintf("health.port=%d", p.healthPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := objects(t, manifest)
+	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding"} {
+		for _, o := range find(objs, kind) {
+			if err := a.create(ctx, o, false); err != nil {
+				t.Fatalf("%s: %v", kind, err)
+			}
+		}
+	}
+	cfg, _, _ := unstructured.NestedString(find(objs, "ConfigMap")[0].Object, "data", "linux.yaml")
+	cfgFile := filepath.Join(t.TempDir(), "linux.yaml")
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sa := find(objs, "ServiceAccount")[0].GetName()
+	tok, err := c.Admin.CoreV1().ServiceAccounts(chartNamespace).CreateToken(ctx, sa,
+		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLeastPrivilege(t, c, tok.Status.Token)
+
+	n, err := c.Admin.CoreV1().Nodes().Create(ctx, node(), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status = node().Status
+	if _, err := c.Admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ns := "e2e"
+	if _, err := c.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	bin := buildSwitchyard(t)
+	args := append([]string{"run", "--config=" + cfgFile, "--kubeconfig=" + c.kubeconfig(t, tok.Status.Token),
+		"--node-name=node-1"}, w.DriverFlags()...)
+	p.proc = start(t, t.TempDir(), "switchyard", bin, args...)
+	if err := waitFor(30*time.Second, func() error {
+		if p.proc.exited() {
+			return fmt.Errorf("switchyard exited")
+		}
+		return p.healthy()
+	}); err != nil {
+		t.Fatalf("switchyard never became healthy: %v", err)
+	}
+
+	// Probes while waiting for a change give up after 200 ms, so an
+	// unanswered one costs little of the measured time.
+	w.Timeout = 200 * time.Millisecond
+	var table []row
+	measure := func(what string, change func() error, follows func() bool) {
+		t.Helper()
+		// A single change: the last sync is older than --min-sync-period
+		// (1 s, the default, as upstream's), so nothing holds it back.
+		time.Sleep(1200 * time.Millisecond)
+		start := time.Now()
+		if err := change(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for !follows() {
+			if time.Since(start) > followBound {
+				t.Fatalf("%s: traffic did not follow within %v", what, followBound)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		table = append(table, row{what, time.Since(start)})
+	}
+	cs := c.Admin
+	svcs, eslices := cs.CoreV1().Services(ns), cs.DiscoveryV1().EndpointSlices(ns)
+	var clusterIP netip.Addr
+	web := func(port uint16) netip.AddrPort { return netip.AddrPortFrom(clusterIP, port) }
+
+	measure("Service + slice created: a pod reaches p1", func() error {
+		s, err := svcs.Create(ctx, service(ns, "web", v1.ServiceTypeClusterIP, 80, 8080, 0), metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		clusterIP = netip.MustParseAddr(s.Spec.ClusterIP)
+		_, err = eslices.Create(ctx, slice(ns, "web-1", "web", 8080, endpoint{"10.244.1.5", "node-1", false}), metav1.CreateOptions{})
+		return err
+	}, func() bool { return reaches(w, "c", web(80), "p1:8080") })
+
+	measure("endpoints scaled up: p2 and r1 (node-2) reached", func() error {
+		_, err := eslices.Update(ctx, slice(ns, "web-1", "web", 8080, endpoint{"10.244.1.5", "node-1", false},
+			endpoint{"10.244.1.6", "node-1", false}, endpoint{"10.244.2.10", "node-2", false}), metav1.UpdateOptions{})
+		return err
+	}, func() bool { return seesAll(w, "c", web(80), 30, "p1:8080", "p2:8080", "r1:8080") })
+
+	measure("p1 terminating: no new connection reaches it", func() error {
+		_, err := eslices.Update(ctx, slice(ns, "web-1", "web", 8080, endpoint{"10.244.1.5", "node-1", true},
+			endpoint{"10.244.1.6", "node-1", false}, endpoint{"10.244.2.10", "node-2", false}), metav1.UpdateOptions{})
+		return err
+	}, func() bool { return never(w, "c", web(80), 20, "p1:8080") })
+
+	measure("port changed 80 -> 81 (target 8081)", func() error {
+		s, err := svcs.Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Ports[0].Port, s.Spec.Ports[0].TargetPort.IntVal = 81, 8081
+		if _, err := svcs.Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		_, err = eslices.Update(ctx, slice(ns, "web-1", "web", 8081, endpoint{"10.244.1.6", "node-1", false}), metav1.UpdateOptions{})
+		return err
+	}, func() bool { return reaches(w, "c", web(81), "p2:8081") })
+
+	var lbIP netip.Addr
+	measure("LoadBalancer with an ingress IP: reached from outside", func() error {
+		s, err := svcs.Create(ctx, service(ns, "lb", v1.ServiceTypeLoadBalancer, 80, 8080, 0), metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		if _, err := eslices.Create(ctx, slice(ns, "lb-1", "lb", 8080, endpoint{"10.244.1.8", "node-1", false}), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		lbIP = netip.MustParseAddr("203.0.113.77")
+		s.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: lbIP.String()}}
+		_, err = svcs.UpdateStatus(ctx, s, metav1.UpdateOptions{})
+		return err
+	}, func() bool { return reaches(w, "external", netip.AddrPortFrom(lbIP, 80), "p3:8080") })
+
+	measure("Service deleted: its ClusterIP no longer answers", func() error {
+		return svcs.Delete(ctx, "web", metav1.DeleteOptions{})
+	}, func() bool { return unreached(w, "c", web(81)) })
+
+	// /metrics of the running proxy carries the programming latency.
+	body, err := p.metrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^kubeproxy_network_programming_duration_seconds_count\S* (\d+)`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("/metrics has no kubeproxy_network_programming_duration_seconds")
+	}
+	if n, _ := strconv.Atoi(m[1]); n == 0 {
+		t.Errorf("kubeproxy_network_programming_duration_seconds has no observations")
+	}
+	report(t, table, body)
+}
+
+type row struct {
+	what string
+	took time.Duration
+}
+
+// report prints the measured times (and writes them to
+// $SWITCHYARD_E2E_REPORT when set, for make e2e to show).
+func report(t *testing.T, rows []row, metrics string) {
+	var b strings.Builder
+	b.WriteString("single change written -> traffic follows (real API server, real OVS; connections every 20 ms,\n")
+	b.WriteString("each given up after 200 ms; --min-sync-period 1s, changes 1.2 s apart; a change of two writes\n")
+	b.WriteString("waits one --min-sync-period for its second write, as upstream's rate limit does)\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "  %-58s %8.0f ms\n", r.what, float64(r.took.Microseconds())/1000)
+	}
+	for _, line := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(line, "kubeproxy_network_programming_duration_seconds_sum") || strings.HasPrefix(line, "kubeproxy_network_programming_duration_seconds_count") {
+			b.WriteString("  /metrics: " + line + "\n")
+		}
+	}
+	t.Log("\n" + b.String())
+	if f := os.Getenv("SWITCHYARD_E2E_REPORT"); f != "" {
+		os.WriteFile(f, []byte(b.String()), 0o644)
+	}
+}
+
+// checkLeastPrivilege: the chart's token may watch what the proxy needs
+// and nothing more.
+func checkLeastPrivilege(t *testing.T, c *cluster, token string) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(c.restConfig(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		group, resource, verb string
+		allowed               bool
+	}{
+		{"", "services", "watch", true},
+		{"discovery.k8s.io", "endpointslices", "list", true},
+		{"", "nodes", "get", true},
+		{"", "events", "create", true},
+		{"", "secrets", "list", false},
+		{"", "services", "update", false},
+		{"", "pods", "list", false},
+		{"", "nodes", "patch", false},
+	} {
+		r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(), &authzv1.SelfSubjectAccessReview{
+			Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
+				Group: tc.group, Resource: tc.resource, Verb: tc.verb, Namespace: "e2e"}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.Allowed != tc.allowed {
+			t.Errorf("the chart's token: %s %s/%s allowed=%v, want %v", tc.verb, tc.group, tc.resource, r.Status.Allowed, tc.allowed)
+		}
+	}
+}
+
+func (p *proxy) healthy() error {
+	r, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", p.healthPort))
+	if err != nil {
+		return err
+	}
+	r.Body.Close()
+	if r.StatusCode != 200 {
+		return fmt.Errorf("/healthz %d", r.StatusCode)
+	}
+	return nil
+}
+
+func (p *proxy) metrics() (string, error) {
+	r, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metricsPort))
+	if err != nil {
+		return "", err
+	}
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	return string(b), err
+}
