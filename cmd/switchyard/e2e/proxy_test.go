@@ -190,6 +190,14 @@ func TestSwitchyardAgainstARealAPIServer(t *testing.T) {
 		_, err = svcs.UpdateStatus(ctx, s, metav1.UpdateOptions{})
 		return err
 	}, func() bool { return reaches(w, "external", netip.AddrPortFrom(lbIP, 80), "p3:8080") })
+	lb, err := svcs.Get(ctx, "lb", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodePort := netip.AddrPortFrom(netip.MustParseAddr("192.168.100.10"), uint16(lb.Spec.Ports[0].NodePort))
+	if !reaches(w, "external", nodePort, "p3:8080") {
+		t.Errorf("the LoadBalancer's allocated NodePort %v does not reach p3", nodePort)
+	}
 
 	measure("Service deleted: its ClusterIP no longer answers", func() error {
 		return svcs.Delete(ctx, "web", metav1.DeleteOptions{})
@@ -221,7 +229,8 @@ func report(t *testing.T, rows []row, metrics string) {
 	var b strings.Builder
 	b.WriteString("single change written -> traffic follows (real API server, real OVS; connections every 20 ms,\n")
 	b.WriteString("each given up after 200 ms; --min-sync-period 1s, changes 1.2 s apart; a change of two writes\n")
-	b.WriteString("waits one --min-sync-period for its second write, as upstream's rate limit does)\n")
+	b.WriteString("waits one --min-sync-period for its second write, as upstream's rate limit does; the test fails\n")
+	fmt.Fprintf(&b, "past %v)\n", followBound)
 	for _, r := range rows {
 		fmt.Fprintf(&b, "  %-58s %8.0f ms\n", r.what, float64(r.took.Microseconds())/1000)
 	}
