@@ -39,6 +39,9 @@ type Driver struct {
 	adopted  bool // the first Sync has adopted what was installed
 	seenConn int  // the connection the installed view was last read on
 	reported map[graph.ServicePortName]bool
+	// The last non-empty commit: until OVS confirmed the bundle, and
+	// until its revalidators had run (settle). Read by benchmarks.
+	lastCommit, lastSettle time.Duration
 }
 
 func newDriver(ctx context.Context, o Options) (*Driver, error) {
@@ -175,6 +178,7 @@ func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInf
 // commitLocked sends what changed as one atomic bundle, and waits for the
 // datapath to follow it (settle).
 func (d *Driver) commitLocked(ctx context.Context) error {
+	start := time.Now()
 	b, err := d.model.st.pending()
 	if err != nil {
 		return err
@@ -184,9 +188,12 @@ func (d *Driver) commitLocked(ctx context.Context) error {
 	}
 	d.model.st.committed()
 	if b.Len() > 0 {
+		d.lastCommit = time.Since(start)
+		settled := time.Now()
 		if err := d.settle(ctx); err != nil {
 			klog.V(2).InfoS("Could not wait for the datapath to take the new flows", "err", err)
 		}
+		d.lastSettle = time.Since(settled)
 	}
 	return nil
 }

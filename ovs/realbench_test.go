@@ -1,0 +1,111 @@
+//go:build linux
+
+package ovs
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
+	discovery "k8s.io/api/discovery/v1"
+)
+
+// BenchmarkRealOVS programs a synthetic cluster into a real OVS
+// (userspace datapath): the cold full sync until OVS has confirmed every
+// flow and group (the bundle's commit reply, then a revalidator round),
+// then single endpoint changes, each timed until OVS confirms its bundle.
+// Run with -benchtime 1x: every iteration is a whole scenario, and the
+// per-change figures are percentiles over `changes` changes.
+func BenchmarkRealOVS(b *testing.B) {
+	const changes = 200
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("services=%d/endpoints=%d", n, n*10), func(b *testing.B) {
+			for b.Loop() {
+				realOVSScenario(b, n, changes)
+			}
+		})
+	}
+}
+
+func realOVSScenario(b *testing.B, n, changes int) {
+	o := ovstest.Start(b)
+	o.AddBridge(bridge)
+	o.Vsctl("add-port", bridge, "uplink", "--", "set", "interface", "uplink", "type=internal")
+	opts := testOptions()
+	opts.Bridge, opts.RunDir, opts.DatapathType = bridge, o.Dir, "netdev"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	d, err := newDriver(ctx, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+
+	c := testobj.Synthetic(n, 10)
+	tr := tracker.New(tracker.Options{NodeName: "node-0"})
+	tr.UpsertNode(c.Node)
+	for _, s := range c.Services {
+		tr.UpsertService(s)
+	}
+	for _, s := range c.Slices {
+		tr.UpsertEndpointSlice(s)
+	}
+	full := tr.Next(true)
+	start := time.Now()
+	if err := d.Sync(ctx, full.Snapshot); err != nil {
+		b.Fatal(err)
+	}
+	cold := time.Since(start)
+	tr.Commit(full)
+	flows := strings.Count(o.Ofctl("dump-flows", bridge), "cookie=0x5359")
+
+	target := c.Slices[n/2]
+	flipped := target.DeepCopy()
+	notReady := false
+	flipped.Endpoints[3].Conditions.Ready = &notReady
+	versions := []*discovery.EndpointSlice{flipped, target}
+	before := d.conn.Stats()
+	coldCommit, coldSettle := d.lastCommit, d.lastSettle
+	took := make([]time.Duration, 0, changes)
+	inOVS := make([]time.Duration, 0, changes)
+	settle := make([]time.Duration, 0, changes)
+	for i := range changes {
+		tr.UpsertEndpointSlice(versions[i%2])
+		bt := tr.Next(false)
+		t0 := time.Now()
+		if err := d.Apply(ctx, bt.Delta); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(t0))
+		inOVS = append(inOVS, d.lastCommit)
+		settle = append(settle, d.lastSettle)
+		tr.Commit(bt)
+	}
+	after := d.conn.Stats()
+	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
+	pct := func(ds []time.Duration, p int) float64 {
+		ds = slices.Clone(ds)
+		slices.Sort(ds)
+		return ms(ds[(len(ds)-1)*p/100])
+	}
+	b.ReportMetric(cold.Seconds(), "cold-sync-s")
+	b.ReportMetric(coldCommit.Seconds(), "cold-in-ovs-s")
+	b.ReportMetric(coldSettle.Seconds(), "cold-settle-s")
+	b.ReportMetric(float64(flows), "flows-in-ovs")
+	// A change: until OVS confirmed its bundle (in-ovs), until the
+	// datapath's revalidators had run too (settle), and the whole Apply.
+	b.ReportMetric(pct(inOVS, 50), "in-ovs-p50-ms")
+	b.ReportMetric(pct(inOVS, 99), "in-ovs-p99-ms")
+	b.ReportMetric(pct(settle, 50), "settle-p50-ms")
+	b.ReportMetric(pct(settle, 99), "settle-p99-ms")
+	b.ReportMetric(pct(took, 50), "apply-p50-ms")
+	b.ReportMetric(pct(took, 99), "apply-p99-ms")
+	b.ReportMetric(float64(after.FlowMods-before.FlowMods)/float64(changes), "flow-mods/change")
+	b.ReportMetric(float64(after.GroupMods-before.GroupMods)/float64(changes), "group-mods/change")
+}
