@@ -7,6 +7,9 @@ FUZZTIME  ?= 10s
 PKGS      := ./...
 EXAMPLE   := examples/file-export
 export GOFLAGS := -buildvcs=false
+# bash with pipefail: a failing `go test | tee` fails the target.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 
 .PHONY: all build test deps unit conformance e2e example fuzz demo bench lint cross clean
 
@@ -69,14 +72,21 @@ demo: build
 	@hack/demo.sh
 
 ## bench: Go benchmarks at 1k and 10k Services (10 endpoints each): the
-## core, the OVS driver's model (OpenFlow messages per change) and the HNS
-## driver against the simulator (HNS calls per change).
-bench:
+## core; the OVS driver's model and the driver on a real OVS; the HNS driver
+## against the simulator; the switchyard process with a real OVS; and
+## 1k Services through a real kube-apiserver. Writes docs/benchmarks.md.
+bench: deps
 	@mkdir -p $(BIN)
 	$(GO) test -run '^$$' -bench FullBuild -benchmem -benchtime 10x ./core/tracker/ | tee $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 2000x ./core/tracker/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x ./ovs/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench RealOVS -benchtime 1x -timeout 30m ./ovs/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x ./hns/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench FullSync -benchtime 1x ./hns/ | tee -a $(BIN)/bench.txt
+	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && \
+	SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm \
+		$(GO) test -run '^$$' -bench 'SwitchyardProcess|APIServerToOVS' -benchtime 1x -timeout 30m ./cmd/switchyard/e2e/ | tee -a $(BIN)/bench.txt
+	$(GO) run ./hack/benchreport -in $(BIN)/bench.txt -out docs/benchmarks.md
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
@@ -73,4 +75,80 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkFullSync times the HNS driver's cold sync of n Services (every
+// load balancer created) and a resync with nothing changed, against the
+// simulator, and counts the HNS calls of each.
+func BenchmarkFullSync(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("windows=%d/services=%d", hnssim.Windows2025, n), func(b *testing.B) {
+			c := testobj.Synthetic(n, 10)
+			tr := tracker.New(tracker.Options{NodeName: "node-0"})
+			tr.UpsertNode(c.Node)
+			for _, s := range c.Services {
+				tr.UpsertService(s)
+			}
+			for _, s := range c.Slices {
+				tr.UpsertEndpointSlice(s)
+			}
+			snap := tr.Next(true).Snapshot
+			var cold, resync time.Duration
+			var coldCalls, resyncCalls int
+			for b.Loop() {
+				b.StopTimer()
+				sim := hnssim.New(hnssim.Windows2025)
+				sim.AddNetwork("cbr0", "L2Bridge")
+				for _, s := range c.Slices {
+					for _, e := range s.Endpoints {
+						if *e.NodeName == "node-0" {
+							sim.AddLocalEndpoint("cbr0", "pod-"+e.Addresses[0], e.Addresses[0])
+						}
+					}
+				}
+				d, err := hns.NewDriver(sim, hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(b.TempDir(), "owned.json")})
+				if err != nil {
+					b.Fatal(err)
+				}
+				sim.ResetCalls()
+				b.StartTimer()
+				t0 := time.Now()
+				if err := d.Sync(context.Background(), snap); err != nil {
+					b.Fatal(err)
+				}
+				cold = time.Since(t0)
+				coldCalls = total(sim.Calls())
+				sim.ResetCalls()
+				t0 = time.Now()
+				if err := d.Sync(context.Background(), snap); err != nil {
+					b.Fatal(err)
+				}
+				resync = time.Since(t0)
+				resyncCalls = mutating(sim.Calls())
+			}
+			b.ReportMetric(cold.Seconds()*1000, "cold-sync-ms")
+			b.ReportMetric(float64(coldCalls), "cold-hns-calls")
+			b.ReportMetric(resync.Seconds()*1000, "resync-ms")
+			b.ReportMetric(float64(resyncCalls), "resync-changing-calls")
+		})
+	}
+}
+
+func total(calls map[string]int) int {
+	n := 0
+	for _, c := range calls {
+		n += c
+	}
+	return n
+}
+
+// mutating counts the calls that change HNS (creates, updates, deletes).
+func mutating(calls map[string]int) int {
+	n := 0
+	for op, c := range calls {
+		if strings.HasPrefix(op, "Create") || strings.HasPrefix(op, "Update") || strings.HasPrefix(op, "Delete") {
+			n += c
+		}
+	}
+	return n
 }

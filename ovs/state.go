@@ -22,7 +22,7 @@ type state struct {
 	// flowIdentity remembers table, priority and match of the flows this
 	// process installed: a flow replaced by one with the same identity
 	// needs no delete. (Adopted flows have no known identity.)
-	flowIdentity map[uint64]string
+	flowIdentity map[uint64]uint64
 
 	touchedFlows  map[uint64]bool
 	touchedGroups map[uint32]bool
@@ -52,7 +52,7 @@ func newState() *state {
 		owners:          map[string]*owned{},
 		installedFlows:  map[uint64]bool{},
 		installedGroups: map[uint32]string{},
-		flowIdentity:    map[uint64]string{},
+		flowIdentity:    map[uint64]uint64{},
 		touchedFlows:    map[uint64]bool{},
 		touchedGroups:   map[uint32]bool{},
 		alloc:           newGroupAllocator(),
@@ -185,7 +185,7 @@ func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
 // delete is left out.
 func (s *state) pending() (*ofconn.Batch, error) {
 	b := &ofconn.Batch{}
-	added := map[string]bool{}
+	added := map[uint64]bool{}
 	for c := range s.touchedFlows {
 		if e := s.flows[c]; e != nil && !s.installedFlows[c] {
 			fm, err := e.flow.FlowMod()
@@ -193,7 +193,7 @@ func (s *state) pending() (*ofconn.Batch, error) {
 				return nil, err
 			}
 			b.FlowAdds = append(b.FlowAdds, fm)
-			added[identity(e.flow)] = true
+			added[e.flow.Identity()] = true
 		}
 	}
 	for c := range s.touchedFlows {
@@ -236,7 +236,7 @@ func (s *state) committed() {
 	for c := range s.touchedFlows {
 		if e := s.flows[c]; e != nil {
 			s.installedFlows[c] = true
-			s.flowIdentity[c] = identity(e.flow)
+			s.flowIdentity[c] = e.flow.Identity()
 		} else {
 			delete(s.installedFlows, c)
 			delete(s.flowIdentity, c)
@@ -251,24 +251,4 @@ func (s *state) committed() {
 	}
 	s.touchedFlows = map[uint64]bool{}
 	s.touchedGroups = map[uint32]bool{}
-}
-
-// identity is what OpenFlow uses to tell flows apart: table, priority and
-// match. Adding a flow with the identity of an installed one replaces it.
-func identity(f *of.Flow) string {
-	id := f.Text()
-	// drop the cookie and the actions: "table=T,cookie=C,priority=P,MATCH,actions=..."
-	head, rest, _ := cutString(id, ",cookie=")
-	_, rest, _ = cutString(rest, ",")
-	match, _, _ := cutString(rest, ",actions=")
-	return head + "," + match
-}
-
-func cutString(s, sep string) (string, string, bool) {
-	for i := 0; i+len(sep) <= len(s); i++ {
-		if s[i:i+len(sep)] == sep {
-			return s[:i], s[i+len(sep):], true
-		}
-	}
-	return s, "", false
 }

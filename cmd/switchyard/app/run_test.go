@@ -218,8 +218,13 @@ func TestRunServesHealthMetricsAndFollowsTheFile(t *testing.T) {
 		t.Fatalf("health check reply %+v", rep)
 	}
 
-	// /metrics carries kube-proxy's names and ours.
-	_, body := get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	// /metrics carries kube-proxy's names and ours (the sync's own metrics
+	// are recorded just after the health-check ports start serving).
+	var body string
+	eventually(t, "sync metrics", func() bool {
+		_, body = get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+		return strings.Contains(body, "kubeproxy_sync_proxy_rules_duration_seconds")
+	})
 	for _, name := range []string{"kubeproxy_sync_proxy_rules_duration_seconds", "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
 		"kubeproxy_network_programming_duration_seconds", "kubeproxy_sync_proxy_rules_endpoint_changes_total",
 		"kubeproxy_sync_proxy_rules_service_changes_total", "switchyard_rejected_objects_total", "switchyard_driver_apply_errors_total",

@@ -1,8 +1,8 @@
 package file
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"time"
@@ -25,7 +25,7 @@ type Source struct {
 	// OnLoad, if set, is told about every load that reached the sink.
 	OnLoad func(Load)
 
-	last     []byte
+	last     *[sha256.Size]byte // digest of the contents last loaded (not the contents: 13 MiB at 10k Services)
 	lastStat stamp
 	current  map[string]runtime.Object // by objectKey, as handed to the sink
 	reported map[string]bool           // errors already reported, by text
@@ -103,10 +103,11 @@ func (s *Source) watch(ctx context.Context, sink source.Sink) {
 // load parses new contents and hands the sink only what changed.
 func (s *Source) load(data []byte, st stamp, sink source.Sink) {
 	s.lastStat = st
-	if s.last != nil && bytes.Equal(data, s.last) {
+	sum := sha256.Sum256(data)
+	if s.last != nil && *s.last == sum {
 		return
 	}
-	s.last = data
+	s.last = &sum
 	l := Parse(s.Path, data)
 	next := map[string]runtime.Object{}
 	for _, o := range l.Services {

@@ -1,0 +1,31 @@
+package testobj
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ProcessRSS returns the resident set size of a process in bytes, read
+// from /proc/<pid>/status (pid 0: this process); 0 where there is no
+// /proc. Benchmarks report it next to the Go heap.
+func ProcessRSS(pid int) uint64 {
+	path := "/proc/self/status"
+	if pid > 0 {
+		path = "/proc/" + strconv.Itoa(pid) + "/status"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
