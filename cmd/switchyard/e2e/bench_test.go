@@ -136,7 +136,13 @@ func BenchmarkAPIServerToOVS(b *testing.B) {
 			}
 		}
 		for i := range syn.Services {
-			if _, err := c.Admin.CoreV1().Services(syn.Services[i].Namespace).Create(ctx, syn.Services[i], metav1.CreateOptions{}); err != nil {
+			// The API server allocates ClusterIPs and node ports itself.
+			svc := syn.Services[i].DeepCopy()
+			svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.HealthCheckNodePort = "", nil, 0
+			for j := range svc.Spec.Ports {
+				svc.Spec.Ports[j].NodePort = 0
+			}
+			if _, err := c.Admin.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 				b.Fatalf("service %d: %v", i, err)
 			}
 			if _, err := c.Admin.DiscoveryV1().EndpointSlices(syn.Slices[i].Namespace).Create(ctx, syn.Slices[i], metav1.CreateOptions{}); err != nil {
