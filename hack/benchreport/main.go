@@ -142,7 +142,9 @@ func main() {
 	fmt.Print(b.String())
 }
 
-func size(prefix string, n int) string { return fmt.Sprintf("%s/services=%d/endpoints=%d", prefix, n, n*10) }
+func size(prefix string, n int) string {
+	return fmt.Sprintf("%s/services=%d/endpoints=%d", prefix, n, n*10)
+}
 
 func write(w io.Writer, rs results) {
 	fmt.Fprintf(w, "# Benchmarks\n\nWritten by `make bench` on %s.\n\nMachine: %s.\n\n", time.Now().UTC().Format("2006-01-02"), machine())
