@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -274,3 +275,61 @@ func TestStartRefusesBadBridgesAndSockets(t *testing.T) {
 }
 
 var _ = errors.New
+
+// TestASecondInstanceIsRefused: two switchyards on one bridge would each
+// delete the other's flows; the second is refused, naming the first, and
+// can start once the first has stopped.
+func TestASecondInstanceIsRefused(t *testing.T) {
+	w := newWorld(t)
+	tr := w.tr
+	tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)))
+	tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String())))
+	w.sync()
+	before := ourFlows(w)
+	_, err := newDriver(context.Background(), w.opts)
+	if err == nil || !errors.Is(err, errLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("second driver: %v, want a refusal naming pid %d", err, os.Getpid())
+	}
+	if after := ourFlows(w); len(after) != len(before) {
+		t.Fatalf("the refused driver changed the flows: %d -> %d", len(before), len(after))
+	}
+	w.d.Close()
+	w.start() // the lock was released with the first driver
+	w.sync()
+}
+
+// TestOVSDBRestartIsSurvived: ovsdb-server restarting does not touch the
+// flows (traffic goes on throughout), and the driver's OVSDB session comes
+// back by itself: a pod plugged in after the restart is learned and
+// reached. The time until then is logged.
+func TestOVSDBRestartIsSurvived(t *testing.T) {
+	w := newWorld(t)
+	webService(w)
+	late := netip.MustParseAddr("10.244.1.9")
+	w.tr.UpsertService(Service("ns", "late", ClusterIPs("10.96.0.71"), Port("http", tcp, 80, 0)))
+	w.tr.UpsertEndpointSlice(Slice("ns", "late-1", "late", v4, SlicePort("http", tcp, 8080), onNode1(late.String())))
+	w.sync()
+	flows := len(ourFlows(w))
+	w.o.RestartDB()
+	up := time.Now()
+	if id, err := ovstest.ProbeTCP(w.client.NS, netip.Addr{}, ap("10.96.0.10", 80), probeTimeout); id != "p1" {
+		t.Fatalf("traffic during the OVSDB restart: %q, %v", id, err)
+	}
+	p := w.o.AddPod(bridge, "p3", late)
+	ovstest.ServeTCP(t, p.NS, 8080, "p3")
+	for {
+		id, err := ovstest.ProbeTCP(w.client.NS, netip.Addr{}, ap("10.96.0.71", 80), 300*time.Millisecond)
+		if id == "p3" {
+			break
+		}
+		if time.Since(up) > 30*time.Second {
+			t.Fatalf("a pod added after ovsdb-server restarted was never reached: %q, %v", id, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("a pod added after the OVSDB restart was reached %v after ovsdb-server was back", time.Since(up).Round(time.Millisecond))
+	if got := len(ourFlows(w)); got < flows {
+		t.Fatalf("%d flows after the OVSDB restart, %d before", got, flows)
+	}
+	w.sync() // a full resync after the restart works on the new session
+}

@@ -26,6 +26,7 @@ import (
 // outside its ID range.
 type Driver struct {
 	opts    Options
+	lock    *bridgeLock
 	db      *ovsdb.Client
 	conn    *ofconn.Conn
 	limiter *rate.Limiter
@@ -55,12 +56,20 @@ func newDriver(ctx context.Context, o Options) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before touching anything: one switchyard per bridge.
+	lock, err := lockBridge(o.RunDir, o.Bridge)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := db.EnsureBridge(ctx, o.Bridge, o.DatapathType); err != nil {
 		db.Close()
+		lock.release()
 		return nil, err
 	}
 	d := &Driver{
 		opts:     o,
+		lock:     lock,
 		db:       db,
 		limiter:  rate.NewLimiter(rate.Limit(o.PacketInRate), o.PacketInRate),
 		portsCh:  make(chan struct{}, 1),
@@ -70,6 +79,7 @@ func newDriver(ctx context.Context, o Options) (*Driver, error) {
 	}
 	if err := d.refreshPorts(ctx); err != nil {
 		db.Close()
+		lock.release()
 		return nil, err
 	}
 	db.OnChange(func() {
@@ -191,7 +201,7 @@ func (d *Driver) commitLocked(ctx context.Context) error {
 		d.lastCommit = time.Since(start)
 		settled := time.Now()
 		if err := d.settle(ctx); err != nil {
-			klog.V(2).InfoS("Could not wait for the datapath to take the new flows", "err", err)
+			klog.InfoS("Could not wait for the datapath to take the new flows; cached datapath flows may serve the old state briefly", "err", err)
 		}
 		d.lastSettle = time.Since(settled)
 	}
@@ -279,6 +289,7 @@ func (d *Driver) Close() error {
 			d.conn.Close()
 		}
 		d.db.Close()
+		d.lock.release()
 	})
 	return nil
 }
