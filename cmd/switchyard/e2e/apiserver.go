@@ -33,7 +33,43 @@ type cluster struct {
 	Dyn    dynamic.Interface
 	Config *rest.Config // admin
 	dir    string
+
+	t       testing.TB
+	api     *process
+	apiBin  string
+	apiArgs []string
+	starts  int
 }
+
+// startAPIServer starts kube-apiserver (again, after stopAPIServer: same
+// port, same etcd) and waits until it is ready.
+func (c *cluster) startAPIServer() {
+	c.t.Helper()
+	c.starts++
+	c.api = start(c.t, c.dir, fmt.Sprintf("kube-apiserver-%d", c.starts), c.apiBin, c.apiArgs...)
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if err := waitFor(60*time.Second, func() error {
+		if c.api.exited() {
+			return fmt.Errorf("kube-apiserver exited")
+		}
+		req, _ := http.NewRequest("GET", c.URL+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+adminToken)
+		r, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		r.Body.Close()
+		if r.StatusCode != 200 {
+			return fmt.Errorf("readyz %d", r.StatusCode)
+		}
+		return nil
+	}); err != nil {
+		c.t.Fatalf("kube-apiserver did not become ready: %v", err)
+	}
+}
+
+// stopAPIServer stops kube-apiserver by its PID (etcd keeps the state).
+func (c *cluster) stopAPIServer() { c.api.stop() }
 
 const adminToken = "switchyard-e2e-admin"
 
@@ -88,34 +124,17 @@ func startCluster(t testing.TB) *cluster {
 	if err := os.WriteFile(tokens, []byte(adminToken+",e2e-admin,e2e-admin,system:masters\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	api := start(t, dir, "kube-apiserver", filepath.Join(bins, "kube-apiserver"),
+	c := &cluster{URL: fmt.Sprintf("https://127.0.0.1:%d", apiPort), CAFile: p.CAFile, dir: dir, t: t,
+		apiBin: filepath.Join(bins, "kube-apiserver")}
+	c.apiArgs = []string{
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiPort), "--advertise-address=127.0.0.1",
 		"--etcd-servers="+etcdURL, "--cert-dir="+dir,
 		"--tls-cert-file="+p.CertFile, "--tls-private-key-file="+p.KeyFile,
 		"--service-cluster-ip-range=10.96.0.0/16", "--authorization-mode=RBAC",
 		"--token-auth-file="+tokens, "--endpoint-reconciler-type=none",
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file="+p.SAPubFile,
-		"--service-account-signing-key-file="+p.SAKeyFile, "--allow-privileged=true")
-	c := &cluster{URL: fmt.Sprintf("https://127.0.0.1:%d", apiPort), CAFile: p.CAFile, dir: dir}
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	if err := waitFor(60*time.Second, func() error {
-		if api.exited() {
-			return fmt.Errorf("kube-apiserver exited")
-		}
-		req, _ := http.NewRequest("GET", c.URL+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+adminToken)
-		r, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		r.Body.Close()
-		if r.StatusCode != 200 {
-			return fmt.Errorf("readyz %d", r.StatusCode)
-		}
-		return nil
-	}); err != nil {
-		t.Fatalf("kube-apiserver did not become ready: %v", err)
-	}
+		"--service-account-signing-key-file=" + p.SAKeyFile, "--allow-privileged=true"}
+	c.startAPIServer()
 	c.Config = c.restConfig(adminToken)
 	var err error
 	if c.Admin, err = kubernetes.NewForConfig(c.Config); err != nil {

@@ -1,0 +1,108 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/conformance/ovsharness"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestAPIServerOutage: switchyard cut off from the API server keeps the
+// dataplane as it was (traffic goes on), stays healthy while it has
+// nothing pending (upstream's /healthz rule: it cannot know of changes it
+// cannot see), survives the API server itself stopping and starting, and
+// applies what changed while it was cut off once it can reach it again.
+func TestAPIServerOutage(t *testing.T) {
+	c := startCluster(t)
+	w := ovsharness.BuildWorld(t)
+	w.Timeout = 200 * time.Millisecond
+	ctx := context.Background()
+	fwd := newForwarder(t, strings.TrimPrefix(c.URL, "https://"))
+	cut := &cluster{URL: "https://" + fwd.addr, CAFile: c.CAFile}
+
+	if _, err := c.Admin.CoreV1().Nodes().Create(ctx, node(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ns := "outage"
+	if _, err := c.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := c.Admin.CoreV1().Services(ns).Create(ctx, service(ns, "web", v1.ServiceTypeClusterIP, 80, 8080, 0), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := c.Admin.DiscoveryV1().EndpointSlices(ns)
+	if _, err := eps.Create(ctx, slice(ns, "web-1", "web", 8080, endpoint{"10.244.1.5", "node-1", false}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{metricsPort: freePort(t), healthPort: freePort(t)}
+	args := append([]string{"run", "--dataplane=ovs", "--kubeconfig=" + cut.kubeconfig(t, adminToken), "--node-name=node-1",
+		"--sync-period=4s", fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", p.metricsPort),
+		fmt.Sprintf("--healthz-bind-address=127.0.0.1:%d", p.healthPort)}, w.DriverFlags()...)
+	p.proc = start(t, t.TempDir(), "switchyard", buildSwitchyard(t), args...)
+	vip := netip.AddrPortFrom(netip.MustParseAddr(svc.Spec.ClusterIP), 80)
+	if err := waitFor(30*time.Second, func() error {
+		if !reaches(w, "c", vip, "p1:8080") {
+			return fmt.Errorf("not programmed yet")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Cut off; the endpoint moves to p2 meanwhile.
+	fwd.cut()
+	if _, err := eps.Update(ctx, slice(ns, "web-1", "web", 8080, endpoint{"10.244.1.6", "node-1", false}), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The API server itself goes away and comes back too.
+	c.stopAPIServer()
+	deadline := time.Now().Add(10 * time.Second) // > 2x the sync period
+	for time.Now().Before(deadline) {
+		if !reaches(w, "c", vip, "p1:8080") {
+			t.Fatalf("while cut off, the dataplane lost the last state it had (p1)")
+		}
+		if err := p.healthy(); err != nil {
+			t.Fatalf("while cut off with nothing pending, /healthz: %v (upstream stays healthy)", err)
+		}
+		if p.proc.exited() {
+			t.Fatal("switchyard exited while the API server was away")
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	c.startAPIServer()
+	back := time.Now()
+	fwd.restore()
+	if err := waitFor(2*time.Minute, func() error {
+		if !reaches(w, "c", vip, "p2:8080") {
+			return fmt.Errorf("the change made while cut off is not applied")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cut off 10 s (API server stopped and restarted meanwhile): the change made meanwhile reached traffic %v after the API server was reachable again",
+		time.Since(back).Round(time.Millisecond))
+	// And the watch works again: a new change follows promptly.
+	t0 := time.Now()
+	if _, err := eps.Update(ctx, slice(ns, "web-1", "web", 8080, endpoint{"10.244.1.8", "node-1", false}), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(followBound, func() error {
+		if !reaches(w, "c", vip, "p3:8080") {
+			return fmt.Errorf("a change after the reconnect is not applied")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a change after the reconnect reached traffic in %v", time.Since(t0).Round(time.Millisecond))
+}
