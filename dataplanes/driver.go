@@ -29,6 +29,9 @@ type Driver interface {
 // Env is what the command tells a driver about where it runs.
 type Env struct {
 	NodeName string
+	// Problems hears what the driver cannot program as asked, per
+	// service port (nil: nobody listens; Report handles that).
+	Problems ProblemSink
 }
 
 // Factory is what a driver registers: its description, flags and

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/hns"
 	"github.com/switchyard-proxy/switchyard/hns/hnssim"
 	v1 "k8s.io/api/core/v1"
@@ -343,5 +344,49 @@ func TestPolicyChangeReplacesEvenWithModify(t *testing.T) {
 	}
 	if lb := w.lbs()["10.96.0.10:80/tcp"]; lb.PortMappings[0].DistributionType != hns.DistributionSourceIP {
 		t.Fatalf("distribution %d", lb.PortMappings[0].DistributionType)
+	}
+}
+
+// problemLog is a dataplanes.ProblemSink that keeps what it hears.
+type problemLog struct{ got []dataplanes.Problem }
+
+func (p *problemLog) Problem(x dataplanes.Problem) { p.got = append(p.got, x) }
+
+// TestProblemsReachTheCommand: what HNS cannot program as asked reaches
+// the command's sink (which counts it and records an Event on the
+// Service) once, naming the service port and why; a permanent HNS refusal
+// too. The other Service is programmed regardless.
+func TestProblemsReachTheCommand(t *testing.T) {
+	w := newWorld(t, hnssim.Windows2022, "L2Bridge")
+	log := &problemLog{}
+	w.opts.Problems = log
+	w.start()
+	w.tr.UpsertService(Service("ns", "mixed", ClusterIPs("10.96.0.51"), Port("http", tcp, 80, 0)))
+	w.tr.UpsertEndpointSlice(Slice("ns", "m-1", "mixed", v4, SlicePort("http", tcp, 8080), local("10.244.1.5")))
+	w.tr.UpsertEndpointSlice(Slice("ns", "m-2", "mixed", v4, SlicePort("http", tcp, 9090), local("10.244.1.6")))
+	// Another component owns 10.96.0.60:80 in HNS already.
+	if _, err := w.sim.CreateLoadBalancer(&hns.LoadBalancer{FrontendVIPs: []string{"10.96.0.60"}, SchemaVersion: hns.V2,
+		PortMappings: []hns.PortMapping{{Protocol: 6, InternalPort: 80, ExternalPort: 80}}}); err != nil {
+		t.Fatal(err)
+	}
+	w.tr.UpsertService(Service("ns", "taken", ClusterIPs("10.96.0.60"), Port("http", tcp, 80, 0)))
+	w.tr.UpsertEndpointSlice(Slice("ns", "t-1", "taken", v4, SlicePort("http", tcp, 8080), local("10.244.1.5")))
+	w.sync()
+	w.sync() // reported once, not on every sync
+	reasons := map[string]string{}
+	for _, p := range log.got {
+		if _, dup := reasons[p.ServicePort.Name+"/"+p.Reason]; dup {
+			t.Errorf("problem reported twice: %+v", p)
+		}
+		reasons[p.ServicePort.Name+"/"+p.Reason] = p.Message
+	}
+	if m := reasons["mixed/HNSCannotProgram"]; !strings.Contains(m, "target port") {
+		t.Errorf("mixed target ports: %q (all: %v)", m, reasons)
+	}
+	if m := reasons["taken/HNSRefused"]; !strings.Contains(m, "0x803b0013") {
+		t.Errorf("a VIP another component owns: %q (all: %v)", m, reasons)
+	}
+	if _, ok := w.lbs()["10.96.0.51:80/tcp"]; !ok {
+		t.Errorf("the other Service was not programmed: %v", keys(w.lbs()))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"k8s.io/klog/v2"
 )
 
@@ -191,7 +192,7 @@ func (d *Driver) setNode(n graph.Node) {
 func (d *Driver) setServicePort(sp *graph.ServicePort) {
 	lbs, problems := LoadBalancersFor(sp, d.settings())
 	for _, p := range problems {
-		d.report(p.Service.String(), p.What)
+		d.report(p.Service, "HNSCannotProgram", p.What)
 	}
 	keys := make([]string, 0, len(lbs))
 	for _, lb := range lbs {
@@ -218,10 +219,14 @@ func (d *Driver) removeServicePort(n graph.ServicePortName) {
 	delete(d.sps, n)
 }
 
-// report logs a problem once.
-func (d *Driver) report(who, what string) {
-	if k := who + "|" + what; !d.reported[k] {
+// report logs a problem once, and hands it to the command's problem sink
+// (a metric, and an Event on the Service).
+func (d *Driver) report(sp graph.ServicePortName, reason, what string) {
+	if k := sp.String() + "|" + what; !d.reported[k] {
 		d.reported[k] = true
-		klog.InfoS("HNS cannot program this as asked", "servicePort", who, "problem", what)
+		klog.InfoS("HNS cannot program this as asked", "servicePort", sp.String(), "problem", what)
+		if d.opts.Problems != nil {
+			d.opts.Problems.Problem(dataplanes.Problem{ServicePort: sp, Reason: reason, Message: what})
+		}
 	}
 }

@@ -56,7 +56,7 @@ func (f *Factory) Annotations() []string { return []string{AnnotationPreserveDes
 func (f *Factory) AddFlags(fs *pflag.FlagSet) { f.Options.AddFlags(fs) }
 
 // New implements dataplanes.Factory.
-func (f *Factory) New(_ context.Context, _ dataplanes.Env) (dataplanes.Driver, error) {
+func (f *Factory) New(_ context.Context, env dataplanes.Env) (dataplanes.Driver, error) {
 	if err := f.Options.validate(); err != nil {
 		return nil, err
 	}
@@ -68,7 +68,9 @@ func (f *Factory) New(_ context.Context, _ dataplanes.Env) (dataplanes.Driver, e
 	if err != nil {
 		return nil, err
 	}
-	return NewDriver(c, f.Options)
+	o := f.Options
+	o.Problems = env.Problems
+	return NewDriver(c, o)
 }
 
 func (o *Options) validate() error {

@@ -1,6 +1,7 @@
 package hns
 
 import (
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"net/netip"
 
 	"github.com/spf13/pflag"
@@ -14,6 +15,9 @@ type Options struct {
 	SourceVIP   string
 	NodeIPs     []string
 	StateFile   string
+	// Problems hears what cannot be programmed as asked (set by the
+	// factory from the command's Env; not a flag).
+	Problems dataplanes.ProblemSink
 }
 
 // AddFlags adds the HNS driver's flags.

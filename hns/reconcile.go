@@ -46,7 +46,7 @@ func (d *Driver) reconcile(full bool) error {
 
 	fail := func(key string, err error) {
 		if permanent(err) {
-			d.report(key, err.Error())
+			d.report(d.serviceOf(key), "HNSRefused", err.Error())
 			delete(d.touched, key)
 			return
 		}
@@ -186,7 +186,7 @@ func (d *Driver) spec(want DesiredLB, refreshed *bool) (LoadBalancer, error) {
 				id, ok = d.local[ip]
 			}
 			if !ok {
-				d.report(want.Service.String(), "local endpoint "+ip+" has no HNS endpoint yet (the CNI creates it): left out")
+				d.report(want.Service, "HNSEndpointMissing", "local endpoint "+ip+" has no HNS endpoint yet (the CNI creates it): left out")
 				continue
 			}
 			ids = append(ids, id)
@@ -275,3 +275,9 @@ func permanent(err error) bool {
 }
 
 func isNotImplemented(err error) bool { return errors.Is(err, ErrNotImplemented) }
+
+// serviceOf names the service port a load balancer key belongs to (the
+// zero name for one that is only installed, being deleted).
+func (d *Driver) serviceOf(key string) graph.ServicePortName {
+	return d.desired[key].Service
+}

@@ -12,6 +12,7 @@ import (
 	"antrea.io/libOpenflow/util"
 	"antrea.io/ofnet/ofctrl"
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
@@ -26,6 +27,7 @@ import (
 // outside its ID range.
 type Driver struct {
 	opts    Options
+	env     dataplanes.Env // where problems are reported
 	lock    *bridgeLock
 	db      *ovsdb.Client
 	conn    *ofconn.Conn
@@ -247,8 +249,11 @@ func (d *Driver) reportClamped() {
 	for n := range d.model.clamped {
 		if !d.reported[n] {
 			d.reported[n] = true
+			requested := d.model.sps[n].SessionAffinity.TimeoutSeconds
 			klog.InfoS("Session affinity timeout clamped: OVS learned flows time out after at most 65535 s",
-				"servicePort", n.String(), "requested", d.model.sps[n].SessionAffinity.TimeoutSeconds)
+				"servicePort", n.String(), "requested", requested)
+			d.env.Report(dataplanes.Problem{ServicePort: n, Reason: "AffinityTimeoutClamped",
+				Message: fmt.Sprintf("sessionAffinityConfig.clientIP.timeoutSeconds %d: OVS holds at most 65535 s, so clients lose affinity after 65535 s idle", requested)})
 		}
 	}
 }

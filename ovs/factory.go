@@ -33,7 +33,12 @@ func (f *Factory) AddFlags(fs *pflag.FlagSet) { f.Options.AddFlags(fs) }
 
 // New implements dataplanes.Factory.
 func (f *Factory) New(ctx context.Context, env dataplanes.Env) (dataplanes.Driver, error) {
-	return newDriver(ctx, f.Options)
+	d, err := newDriver(ctx, f.Options)
+	if err != nil {
+		return nil, err
+	}
+	d.env = env
+	return d, nil
 }
 
 // Render implements dataplanes.Factory: the groups and flows for the

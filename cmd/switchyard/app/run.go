@@ -131,7 +131,16 @@ func (o *runOptions) run(ctx context.Context) error {
 	// The runner exists only after the tracker it reads; Notify reaches it
 	// through this variable.
 	var run *runner.Runner
-	obs := &coremetrics.Observer{Metrics: m, Driver: o.dataplane}
+	core := &coremetrics.Observer{Metrics: m, Driver: o.dataplane}
+	obs := &observer{Observer: core, events: &events{}} // events once the client exists
+	src, client, err := o.src.newSource(obs)
+	if err != nil {
+		return err
+	}
+	ev := newEvents(client, o.dataplane, o.src.nodeName)
+	defer ev.stop()
+	obs.events = ev
+	reg.MustRegister(problemsTotal)
 	tr := tracker.New(tracker.Options{
 		NodeName: o.src.nodeName, Build: bo, Observer: obs,
 		Notify: func() {
@@ -140,11 +149,7 @@ func (o *runOptions) run(ctx context.Context) error {
 			}
 		},
 	})
-	src, err := o.src.newSource(obs)
-	if err != nil {
-		return err
-	}
-	driver, err := factory.New(ctx, dataplanes.Env{NodeName: o.src.nodeName})
+	driver, err := factory.New(ctx, dataplanes.Env{NodeName: o.src.nodeName, Problems: ev})
 	if err != nil {
 		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)
 	}
@@ -154,7 +159,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	hc := &health.Services{BindIP: o.healthCheckBindIP, ProxyHealthy: proxyHealth.Healthy}
 	defer hc.Close()
 	p := &pipeline{driver: driver, gaps: gaps, hc: hc}
-	run = runner.New(tr, p, runner.Config{MinSyncPeriod: o.minSyncPeriod, SyncPeriod: o.syncPeriod}, obs)
+	run = runner.New(tr, p, runner.Config{MinSyncPeriod: o.minSyncPeriod, SyncPeriod: o.syncPeriod}, core)
 	proxyHealth.Status = run.Status
 
 	klog.InfoS("Starting switchyard", "version", versionString(), "dataplane", o.dataplane, "node", o.src.nodeName)

@@ -59,30 +59,31 @@ func (o *sourceOptions) complete() (build.Options, error) {
 	return build.Options{ProxyName: o.proxyName, NodePortRange: r}, nil
 }
 
-// newSource returns the file or API-server source.
-func (o *sourceOptions) newSource(obs source.Observer) (source.Source, error) {
+// newSource returns the file or API-server source, and the API client
+// (nil for a file).
+func (o *sourceOptions) newSource(obs source.Observer) (source.Source, kubernetes.Interface, error) {
 	if o.file != "" {
-		return &file.Source{Path: o.file, Observer: obs}, nil
+		return &file.Source{Path: o.file, Observer: obs}, nil, nil
 	}
 	var cfg *rest.Config
 	var err error
 	if o.kubeconfig != "" {
 		if _, statErr := os.Stat(o.kubeconfig); statErr != nil {
-			return nil, fmt.Errorf("kubeconfig: %w", statErr)
+			return nil, nil, fmt.Errorf("kubeconfig: %w", statErr)
 		}
 		cfg, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 		if err != nil {
-			return nil, fmt.Errorf("kubeconfig %s: %w", o.kubeconfig, err)
+			return nil, nil, fmt.Errorf("kubeconfig %s: %w", o.kubeconfig, err)
 		}
 	} else if cfg, err = rest.InClusterConfig(); err != nil {
-		return nil, fmt.Errorf("no --file or --kubeconfig given, and not running in a cluster: %w", err)
+		return nil, nil, fmt.Errorf("no --file or --kubeconfig given, and not running in a cluster: %w", err)
 	}
 	cfg.UserAgent = "switchyard"
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("API client: %w", err)
+		return nil, nil, fmt.Errorf("API client: %w", err)
 	}
-	return &kube.Source{Client: client, NodeName: o.nodeName, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}, nil
+	return &kube.Source{Client: client, NodeName: o.nodeName, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}, client, nil
 }
 
 // collector keeps what a source or tracker refused.
@@ -107,7 +108,7 @@ func (o *sourceOptions) snapshotOnce(ctx context.Context, annotations []string) 
 	}
 	bo.Annotations = annotations
 	refused := &collector{}
-	src, err := o.newSource(refused)
+	src, _, err := o.newSource(refused)
 	if err != nil {
 		return graph.Snapshot{}, nil, err
 	}

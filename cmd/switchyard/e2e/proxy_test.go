@@ -21,6 +21,7 @@ import (
 	authv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -202,6 +203,45 @@ func TestSwitchyardAgainstARealAPIServer(t *testing.T) {
 	measure("Service deleted: its ClusterIP no longer answers", func() error {
 		return svcs.Delete(ctx, "web", metav1.DeleteOptions{})
 	}, func() bool { return unreached(w, "c", web(81)) })
+
+	// Problems reach the objects as Events, through the chart's RBAC: an
+	// affinity timeout OVS cannot hold (the Service), and an FQDN slice the
+	// core does not proxy (the EndpointSlice).
+	sticky := service(ns, "sticky", v1.ServiceTypeClusterIP, 80, 8080, 0)
+	sticky.Spec.SessionAffinity = v1.ServiceAffinityClientIP
+	sticky.Spec.SessionAffinityConfig = &v1.SessionAffinityConfig{ClientIP: &v1.ClientIPConfig{TimeoutSeconds: ptr.To[int32](86400)}}
+	if _, err := svcs.Create(ctx, sticky, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eslices.Create(ctx, slice(ns, "sticky-1", "sticky", 8080, endpoint{"10.244.1.5", "node-1", false}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fqdn := slice(ns, "sticky-fqdn", "sticky", 8080)
+	fqdn.AddressType = "FQDN"
+	fqdn.Endpoints = []discovery.Endpoint{{Addresses: []string{"backend.example.com"}}}
+	if _, err := eslices.Create(ctx, fqdn, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ kind, name, reason string }{
+		{"Service", "sticky", "AffinityTimeoutClamped"},
+		{"EndpointSlice", "sticky-fqdn", "UnsupportedAddressType"},
+	} {
+		if err := waitFor(followBound, func() error {
+			evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + want.name})
+			if err != nil {
+				return err
+			}
+			for _, e := range evs.Items {
+				if e.InvolvedObject.Kind == want.kind && e.Reason == want.reason && e.Type == v1.EventTypeWarning {
+					t.Logf("Event on %s %s: %s: %s", want.kind, want.name, e.Reason, e.Message)
+					return nil
+				}
+			}
+			return fmt.Errorf("no %s Event on %s %s (%d events)", want.reason, want.kind, want.name, len(evs.Items))
+		}); err != nil {
+			t.Error(err)
+		}
+	}
 
 	// /metrics of the running proxy carries the programming latency.
 	body, err := p.metrics()
