@@ -128,11 +128,11 @@ func startCluster(t testing.TB) *cluster {
 		apiBin: filepath.Join(bins, "kube-apiserver")}
 	c.apiArgs = []string{
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiPort), "--advertise-address=127.0.0.1",
-		"--etcd-servers="+etcdURL, "--cert-dir="+dir,
-		"--tls-cert-file="+p.CertFile, "--tls-private-key-file="+p.KeyFile,
+		"--etcd-servers=" + etcdURL, "--cert-dir=" + dir,
+		"--tls-cert-file=" + p.CertFile, "--tls-private-key-file=" + p.KeyFile,
 		"--service-cluster-ip-range=10.96.0.0/16", "--authorization-mode=RBAC",
-		"--token-auth-file="+tokens, "--endpoint-reconciler-type=none",
-		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file="+p.SAPubFile,
+		"--token-auth-file=" + tokens, "--endpoint-reconciler-type=none",
+		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file=" + p.SAPubFile,
 		"--service-account-signing-key-file=" + p.SAKeyFile, "--allow-privileged=true"}
 	c.startAPIServer()
 	c.Config = c.restConfig(adminToken)
