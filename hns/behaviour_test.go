@@ -131,6 +131,9 @@ func TestForeignObjectsAreNeverTouched(t *testing.T) {
 
 func TestTransientErrorsAreRetriedAndIsolated(t *testing.T) {
 	w := newWorld(t, hnssim.Windows2022, "L2Bridge")
+	log := &problemLog{}
+	w.opts.Problems = log
+	w.start()
 	w.sim.FailNext("CreateLoadBalancer", hnssim.ErrUnavailable, 1)
 	twoServices(w)
 	if err := w.sync(); err == nil {
@@ -142,6 +145,11 @@ func TestTransientErrorsAreRetriedAndIsolated(t *testing.T) {
 	w.mustSync() // the retry
 	if n := w.sim.LoadBalancerCount(); n != 3 {
 		t.Fatalf("%d load balancers after the retry, want 3", n)
+	}
+	// The command hears which service port failed, and why.
+	if len(log.got) != 1 || log.got[0].Reason != "HNSCallFailed" || log.got[0].ServicePort.Name == "" ||
+		!strings.Contains(log.got[0].Message, "0x800706ba") {
+		t.Fatalf("problems reported: %+v", log.got)
 	}
 }
 

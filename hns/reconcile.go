@@ -52,6 +52,9 @@ func (d *Driver) reconcile(full bool) error {
 		}
 		if errors.Is(err, ErrNotFound) {
 			d.stale = true
+		} else if sp := d.serviceOf(key); sp.Name != "" {
+			// Retried with backoff; said once per service port and error.
+			d.report(sp, "HNSCallFailed", "will retry: "+err.Error())
 		}
 		transient = append(transient, fmt.Errorf("%s: %w", key, err))
 	}
