@@ -64,16 +64,6 @@ func (d *Driver) settle(ctx context.Context) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	// Twice: a round already under way when the bundle was committed may
-	// have revalidated a megaflow against the old tables and still end
-	// after the first wait began; the second wait covers a whole round
-	// that started after the commit (the conformance case
-	// affinity-endpoint-removed caught a sticky client's megaflow,
-	// which has no source port in its match, serving the old endpoint).
-	for range 2 {
-		if _, err = unixctl(cctx, ctl, "revalidator/wait"); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = unixctl(cctx, ctl, "revalidator/wait")
+	return err
 }
