@@ -85,13 +85,7 @@ func BenchmarkFullSync(b *testing.B) {
 		b.Run(fmt.Sprintf("windows=%d/services=%d", hnssim.Windows2025, n), func(b *testing.B) {
 			c := testobj.Synthetic(n, 10)
 			tr := tracker.New(tracker.Options{NodeName: "node-0"})
-			tr.UpsertNode(c.Node)
-			for _, s := range c.Services {
-				tr.UpsertService(s)
-			}
-			for _, s := range c.Slices {
-				tr.UpsertEndpointSlice(s)
-			}
+			c.Feed(tr)
 			snap := tr.Next(true).Snapshot
 			var cold, resync time.Duration
 			var coldCalls, resyncCalls int

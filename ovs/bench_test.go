@@ -17,13 +17,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		c := testobj.Synthetic(n, 10)
 		tr := tracker.New(tracker.Options{NodeName: "node-0"})
-		tr.UpsertNode(c.Node)
-		for _, s := range c.Services {
-			tr.UpsertService(s)
-		}
-		for _, s := range c.Slices {
-			tr.UpsertEndpointSlice(s)
-		}
+		c.Feed(tr)
 		opts := testOptions()
 		cfg, err := opts.pipelineConfig()
 		if err != nil {

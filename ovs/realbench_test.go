@@ -49,13 +49,7 @@ func realOVSScenario(b *testing.B, n, changes int) {
 
 	c := testobj.Synthetic(n, 10)
 	tr := tracker.New(tracker.Options{NodeName: "node-0"})
-	tr.UpsertNode(c.Node)
-	for _, s := range c.Services {
-		tr.UpsertService(s)
-	}
-	for _, s := range c.Slices {
-		tr.UpsertEndpointSlice(s)
-	}
+	c.Feed(tr)
 	full := tr.Next(true)
 	start := time.Now()
 	if err := d.Sync(ctx, full.Snapshot); err != nil {

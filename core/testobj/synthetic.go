@@ -48,6 +48,25 @@ func Synthetic(n, epsPer int) Cluster {
 	return c
 }
 
+// Feed hands the cluster to a sink (a tracker): the Node, then every
+// Service and slice.
+func (c Cluster) Feed(s Sink) {
+	s.UpsertNode(c.Node)
+	for _, svc := range c.Services {
+		s.UpsertService(svc)
+	}
+	for _, sl := range c.Slices {
+		s.UpsertEndpointSlice(sl)
+	}
+}
+
+// Sink is the part of source.Sink Feed needs.
+type Sink interface {
+	UpsertService(*v1.Service)
+	UpsertEndpointSlice(*discovery.EndpointSlice)
+	UpsertNode(*v1.Node)
+}
+
 // EndpointIP is the k-th synthetic endpoint address (10.64.0.0 onwards).
 func EndpointIP(k int) string {
 	return fmt.Sprintf("10.%d.%d.%d", 64+(k>>16), (k>>8)&255, k&255)

@@ -11,15 +11,7 @@ import (
 
 var sizes = []int{1000, 10000}
 
-func feed(tr *Tracker, c testobj.Cluster) {
-	tr.UpsertNode(c.Node)
-	for _, s := range c.Services {
-		tr.UpsertService(s)
-	}
-	for _, s := range c.Slices {
-		tr.UpsertEndpointSlice(s)
-	}
-}
+func feed(tr *Tracker, c testobj.Cluster) { c.Feed(tr) }
 
 // BenchmarkFullBuild: every Service and slice handed to a new tracker, then
 // the whole graph built (the start-up cost).

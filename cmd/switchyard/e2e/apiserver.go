@@ -76,14 +76,18 @@ const adminToken = "switchyard-e2e-admin"
 // kubeBinaries returns the directory holding kube-apiserver and etcd,
 // building them once (hack/ensure-kube.sh) unless SWITCHYARD_KUBE_DIR
 // names it.
-func kubeBinaries(t testing.TB) string {
+func kubeBinaries(t testing.TB) string { return cached(t, "SWITCHYARD_KUBE_DIR", "hack/ensure-kube.sh") }
+
+// cached returns what the environment variable names, else what the
+// script (which builds once into ~/.cache/switchyard) prints.
+func cached(t testing.TB, env, script string) string {
 	t.Helper()
-	if d := os.Getenv("SWITCHYARD_KUBE_DIR"); d != "" {
-		return d
+	if v := os.Getenv(env); v != "" {
+		return v
 	}
-	out, err := exec.Command(filepath.Join(repoRoot, "hack/ensure-kube.sh")).Output()
+	out, err := exec.Command(filepath.Join(repoRoot, script)).Output()
 	if err != nil {
-		t.Fatalf("building kube-apiserver and etcd (hack/ensure-kube.sh): %v", err)
+		t.Fatalf("%s: %v", script, err)
 	}
 	return strings.TrimSpace(string(out))
 }

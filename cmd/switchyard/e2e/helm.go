@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -33,17 +32,7 @@ const kubeVersion = "v1.36.4"
 
 // helmBinary returns a helm built from the Go module proxy (once, by
 // hack/ensure-helm.sh) unless SWITCHYARD_HELM names one.
-func helmBinary(t testing.TB) string {
-	t.Helper()
-	if h := os.Getenv("SWITCHYARD_HELM"); h != "" {
-		return h
-	}
-	out, err := exec.Command(filepath.Join(repoRoot, "hack/ensure-helm.sh")).Output()
-	if err != nil {
-		t.Fatalf("building helm (hack/ensure-helm.sh): %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
+func helmBinary(t testing.TB) string { return cached(t, "SWITCHYARD_HELM", "hack/ensure-helm.sh") }
 
 // render runs helm template on the chart with --set values.
 func render(helm string, sets ...string) (string, error) {
