@@ -76,7 +76,9 @@ const adminToken = "switchyard-e2e-admin"
 // kubeBinaries returns the directory holding kube-apiserver and etcd,
 // building them once (hack/ensure-kube.sh) unless SWITCHYARD_KUBE_DIR
 // names it.
-func kubeBinaries(t testing.TB) string { return cached(t, "SWITCHYARD_KUBE_DIR", "hack/ensure-kube.sh") }
+func kubeBinaries(t testing.TB) string {
+	return cached(t, "SWITCHYARD_KUBE_DIR", "hack/ensure-kube.sh")
+}
 
 // cached returns what the environment variable names, else what the
 // script (which builds once into ~/.cache/switchyard) prints.
