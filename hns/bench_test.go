@@ -34,12 +34,8 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 			}
 			for _, s := range c.Slices {
 				tr.UpsertEndpointSlice(s)
-				for _, e := range s.Endpoints {
-					if *e.NodeName == "node-0" {
-						sim.AddLocalEndpoint("cbr0", "pod-"+e.Addresses[0], e.Addresses[0])
-					}
-				}
 			}
+			addLocalPods(sim, c)
 			d, err := hns.NewDriver(sim, hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(b.TempDir(), "owned.json")})
 			if err != nil {
 				b.Fatal(err)
@@ -93,13 +89,7 @@ func BenchmarkFullSync(b *testing.B) {
 				b.StopTimer()
 				sim := hnssim.New(hnssim.Windows2025)
 				sim.AddNetwork("cbr0", "L2Bridge")
-				for _, s := range c.Slices {
-					for _, e := range s.Endpoints {
-						if *e.NodeName == "node-0" {
-							sim.AddLocalEndpoint("cbr0", "pod-"+e.Addresses[0], e.Addresses[0])
-						}
-					}
-				}
+				addLocalPods(sim, c)
 				d, err := hns.NewDriver(sim, hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(b.TempDir(), "owned.json")})
 				if err != nil {
 					b.Fatal(err)
@@ -145,4 +135,16 @@ func mutating(calls map[string]int) int {
 		}
 	}
 	return n
+}
+
+// addLocalPods gives the simulated node the HNS endpoints a CNI would
+// have made for the synthetic cluster's pods on node-0.
+func addLocalPods(sim *hnssim.Sim, c testobj.Cluster) {
+	for _, s := range c.Slices {
+		for _, e := range s.Endpoints {
+			if *e.NodeName == "node-0" {
+				sim.AddLocalEndpoint("cbr0", "pod-"+e.Addresses[0], e.Addresses[0])
+			}
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -177,4 +178,27 @@ func (c *cluster) kubeconfig(t testing.TB, token string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// addNode writes the world's node-1 with its addresses (status is written
+// separately, as a kubelet does).
+func (c *cluster) addNode(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := c.Admin.CoreV1().Nodes().Create(ctx, node(), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status = node().Status
+	if _, err := c.Admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// namespace creates a namespace.
+func (c *cluster) namespace(t testing.TB, name string) {
+	t.Helper()
+	if _, err := c.Admin.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }

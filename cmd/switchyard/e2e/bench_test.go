@@ -126,14 +126,10 @@ func BenchmarkAPIServerToOVS(b *testing.B) {
 		w := ovsharness.BuildWorld(b)
 		w.Timeout = 200 * time.Millisecond
 		ctx := context.Background()
-		if _, err := c.Admin.CoreV1().Nodes().Create(ctx, node(), metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
+		c.addNode(b)
 		syn := testobj.Synthetic(n, 10)
 		for _, ns := range namespacesOf(syn) {
-			if _, err := c.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-				b.Fatal(err)
-			}
+			c.namespace(b, ns)
 		}
 		for i := range syn.Services {
 			// The API server allocates ClusterIPs and node ports itself.
@@ -150,9 +146,7 @@ func BenchmarkAPIServerToOVS(b *testing.B) {
 			}
 		}
 		ns := "bench"
-		if _, err := c.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
+		c.namespace(b, ns)
 		s, err := c.Admin.CoreV1().Services(ns).Create(ctx, service(ns, "probe", v1.ServiceTypeClusterIP, 80, 8080, 0), metav1.CreateOptions{})
 		if err != nil {
 			b.Fatal(err)

@@ -28,13 +28,9 @@ func TestAPIServerOutage(t *testing.T) {
 	fwd := newForwarder(t, strings.TrimPrefix(c.URL, "https://"))
 	cut := &cluster{URL: "https://" + fwd.addr, CAFile: c.CAFile}
 
-	if _, err := c.Admin.CoreV1().Nodes().Create(ctx, node(), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c.addNode(t)
 	ns := "outage"
-	if _, err := c.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c.namespace(t, ns)
 	svc, err := c.Admin.CoreV1().Services(ns).Create(ctx, service(ns, "web", v1.ServiceTypeClusterIP, 80, 8080, 0), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -90,18 +90,9 @@ func TestSwitchyardAgainstARealAPIServer(t *testing.T) {
 	}
 	checkLeastPrivilege(t, c, tok.Status.Token)
 
-	n, err := c.Admin.CoreV1().Nodes().Create(ctx, node(), metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.Status = node().Status
-	if _, err := c.Admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c.addNode(t)
 	ns := "e2e"
-	if _, err := c.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c.namespace(t, ns)
 
 	bin := buildSwitchyard(t)
 	args := append([]string{"run", "--config=" + cfgFile, "--kubeconfig=" + c.kubeconfig(t, tok.Status.Token),
