@@ -34,9 +34,19 @@ const (
 	MixedTargetPorts Capability = "mixed-target-ports"
 )
 
-// All lists every capability in display order.
+// All lists every capability a service port can need, in display order.
 var All = []Capability{IPv4, IPv6, TCP, UDP, SCTP, NodePort, ExternalIPs, LoadBalancerIPs,
 	SourceRanges, SessionAffinity, AffinityTimeout, ExternalLocal, InternalLocal, ShortCircuit, RejectNoEndpoint, MixedTargetPorts}
+
+// PodNetwork is a capability of the driver, not of a service port: the
+// driver is the node's pod network itself (its CNI attaches pods; it
+// carries the host's traffic to pods and Services, pods across nodes, and
+// pods to the outside, masqueraded), as Antrea's agent is. Drivers without
+// it program Services on a pod network another component provides.
+const PodNetwork Capability = "pod-network"
+
+// NodeCapabilities lists the capabilities of a driver as a whole.
+var NodeCapabilities = []Capability{PodNetwork}
 
 // Capabilities is what a driver declares: the capabilities it has, and for
 // each one it lacks, why (shown to users and in the conformance matrix).

@@ -64,3 +64,32 @@ func AnnotationsOf(f Factory) []string {
 	}
 	return nil
 }
+
+// PeerReader is implemented by a Factory whose driver also builds the pod
+// network between nodes (routes or tunnels to the other nodes' pod CIDRs):
+// the core then watches every Node, not just its own, and hands the others
+// out as the graph's peers (graph.Snapshot.Peers, graph.Delta.Peers).
+type PeerReader interface {
+	ReadsPeers() bool
+}
+
+// ReadsPeers reports whether a factory's driver wants the graph's peers.
+func ReadsPeers(f Factory) bool {
+	p, ok := f.(PeerReader)
+	return ok && p.ReadsPeers()
+}
+
+// Installer is implemented by a Factory whose dataplane needs files on the
+// node before it runs (ovs: switchyard-cni and its network configuration).
+// `switchyard install --dataplane NAME` calls it; the chart runs that in
+// an init container.
+type Installer interface {
+	Install(ctx context.Context, env Env) error
+}
+
+// Cleaner is implemented by a Factory that can remove what its driver left
+// without starting one (starting may create state: the OVS driver makes
+// its bridge). `switchyard cleanup` prefers it to New and Cleanup.
+type Cleaner interface {
+	Cleanup(ctx context.Context, env Env) error
+}

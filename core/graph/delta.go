@@ -1,6 +1,9 @@
 package graph
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Update is one changed service port: what was handed out before and what
 // replaces it. Old and New have the same Name.
@@ -12,16 +15,22 @@ type Update struct {
 // Delta is what changed between two graphs of the same node. Service ports
 // that did not change are not in it. Each list is sorted by name.
 type Delta struct {
-	// Node is set when the node's own view (zone, IPs) changed.
-	Node    *Node
-	Added   []*ServicePort
-	Updated []Update
-	Removed []*ServicePort
+	// Node is set when the node's own view (zone, IPs, pod CIDRs) changed.
+	Node *Node
+	// Peers are the other nodes that appeared or changed, RemovedPeers
+	// the names of those that went (both sorted; only for drivers that
+	// read peers).
+	Peers        []Node
+	RemovedPeers []string
+	Added        []*ServicePort
+	Updated      []Update
+	Removed      []*ServicePort
 }
 
 // Empty reports whether the delta changes nothing.
 func (d Delta) Empty() bool {
-	return d.Node == nil && len(d.Added) == 0 && len(d.Updated) == 0 && len(d.Removed) == 0
+	return d.Node == nil && len(d.Peers) == 0 && len(d.RemovedPeers) == 0 &&
+		len(d.Added) == 0 && len(d.Updated) == 0 && len(d.Removed) == 0
 }
 
 // Len counts the service ports the delta touches.
@@ -106,4 +115,40 @@ func (d *Delta) add(o, n *ServicePort) {
 	case !Equal(o, n):
 		d.Updated = append(d.Updated, Update{Old: o, New: n})
 	}
+}
+
+// Peers is the other nodes keyed by name: what a driver holds as "the
+// peers handed out so far".
+type Peers map[string]Node
+
+// PeersOf builds Peers from a list.
+func PeersOf(nodes []Node) Peers {
+	p := make(Peers, len(nodes))
+	for _, n := range nodes {
+		p[n.Name] = n
+	}
+	return p
+}
+
+// Apply changes the peers by a delta.
+func (p Peers) Apply(d Delta) {
+	for _, name := range d.RemovedPeers {
+		delete(p, name)
+	}
+	for _, n := range d.Peers {
+		p[n.Name] = n
+	}
+}
+
+// Sorted lists the peers by name.
+func (p Peers) Sorted() []Node {
+	if len(p) == 0 {
+		return nil
+	}
+	out := make([]Node, 0, len(p))
+	for _, n := range p {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -35,7 +35,7 @@ func Equal(a, b *ServicePort) bool {
 
 // EqualNode reports whether two node views are the same.
 func EqualNode(a, b Node) bool {
-	return a.Name == b.Name && a.Zone == b.Zone && slices.Equal(a.IPs, b.IPs)
+	return a.Name == b.Name && a.Zone == b.Zone && slices.Equal(a.IPs, b.IPs) && slices.Equal(a.PodCIDRs, b.PodCIDRs)
 }
 
 // CompareEndpoints orders endpoints by family (IPv4 first), address and port.

@@ -103,15 +103,30 @@ type snapshotJSON struct {
 	Node         string         `json:"node"`
 	Zone         string         `json:"zone"`
 	NodeIPs      []netip.Addr   `json:"nodeIPs"`
+	PodCIDRs     []netip.Prefix `json:"podCIDRs"`
+	Peers        []peerJSON     `json:"peers"`
 	ServicePorts []*ServicePort `json:"servicePorts"`
+}
+
+type peerJSON struct {
+	Name     string         `json:"name"`
+	Zone     string         `json:"zone"`
+	IPs      []netip.Addr   `json:"ips"`
+	PodCIDRs []netip.Prefix `json:"podCIDRs"`
 }
 
 // MarshalJSON renders the snapshot as {"node": ..., "servicePorts": [...]}.
 func (s Snapshot) MarshalJSON() ([]byte, error) {
+	peers := make([]peerJSON, 0, len(s.Peers))
+	for _, p := range s.Peers {
+		peers = append(peers, peerJSON{Name: p.Name, Zone: p.Zone, IPs: nonNil(p.IPs), PodCIDRs: nonNil(p.PodCIDRs)})
+	}
 	return json.Marshal(snapshotJSON{
 		Node:         s.Node.Name,
 		Zone:         s.Node.Zone,
 		NodeIPs:      nonNil(s.Node.IPs),
+		PodCIDRs:     nonNil(s.Node.PodCIDRs),
+		Peers:        peers,
 		ServicePorts: nonNil(s.ServicePorts),
 	})
 }
@@ -123,8 +138,11 @@ func (s *Snapshot) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*s = Snapshot{
-		Node:         Node{Name: j.Node, Zone: j.Zone, IPs: nilIfEmpty(j.NodeIPs)},
+		Node:         Node{Name: j.Node, Zone: j.Zone, IPs: nilIfEmpty(j.NodeIPs), PodCIDRs: nilIfEmpty(j.PodCIDRs)},
 		ServicePorts: nilIfEmpty(j.ServicePorts),
+	}
+	for _, p := range j.Peers {
+		s.Peers = append(s.Peers, Node{Name: p.Name, Zone: p.Zone, IPs: nilIfEmpty(p.IPs), PodCIDRs: nilIfEmpty(p.PodCIDRs)})
 	}
 	return nil
 }

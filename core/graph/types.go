@@ -169,10 +169,17 @@ type Node struct {
 	// InternalIP of each family, else the first ExternalIP), as upstream picks
 	// them for NodePorts.
 	IPs []netip.Addr
+	// PodCIDRs are the node's spec.podCIDRs: the ranges its pods' addresses
+	// come from, at most one per family, in the Node's order.
+	PodCIDRs []netip.Prefix
 }
 
 // Snapshot is the whole graph for one node, sorted by service port name.
 type Snapshot struct {
-	Node         Node
+	Node Node
+	// Peers are the cluster's other nodes, sorted by name, for drivers that
+	// also build the pod network between nodes (dataplanes.PeerReader);
+	// empty for the others.
+	Peers        []Node
 	ServicePorts []*ServicePort
 }

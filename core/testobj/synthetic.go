@@ -17,9 +17,10 @@ type Cluster struct {
 
 // Synthetic builds n Services with epsPer endpoints each, spread over 10
 // nodes and 2 zones: 70% ClusterIP, 20% NodePort, 10% LoadBalancer with
-// externalTrafficPolicy: Local. Node "node-0" is the local one.
+// externalTrafficPolicy: Local. Node "node-0" is the local one (pod CIDR
+// 10.244.0.0/24; endpoints are 10.64.0.0/10 addresses).
 func Synthetic(n, epsPer int) Cluster {
-	c := Cluster{Node: Node("node-0", "zone-0", "192.168.0.10")}
+	c := Cluster{Node: WithPodCIDRs(Node("node-0", "zone-0", "192.168.0.10"), "10.244.0.0/24")}
 	svcBase := netip.MustParseAddr("10.96.0.0").As4()
 	epIndex := 0
 	for i := range n {

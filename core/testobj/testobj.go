@@ -235,3 +235,12 @@ func Node(name, zone string, ips ...string) *v1.Node {
 	}
 	return n
 }
+
+// WithPodCIDRs sets a Node's spec.podCIDRs (and spec.podCIDR to the first).
+func WithPodCIDRs(n *v1.Node, cidrs ...string) *v1.Node {
+	n.Spec.PodCIDRs = cidrs
+	if len(cidrs) > 0 {
+		n.Spec.PodCIDR = cidrs[0]
+	}
+	return n
+}

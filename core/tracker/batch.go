@@ -22,6 +22,7 @@ type Batch struct {
 	built   map[svcKey]builtService
 	nodeGen uint64
 	node    graph.Node
+	peers   peerBatch
 }
 
 type builtService struct {
@@ -39,6 +40,7 @@ func (t *Tracker) Next(full bool) *Batch {
 		n := t.node
 		b.Delta.Node = &n
 	}
+	b.peers = t.nextPeersLocked(&b.Delta)
 	var newRejections []build.Rejection
 	for k := range t.dirty {
 		st := t.services[k]
@@ -88,6 +90,7 @@ func (t *Tracker) Commit(b *Batch) {
 			t.nodeDirty = 0
 		}
 	}
+	t.commitPeersLocked(b.peers)
 }
 
 // Snapshot returns the whole current graph without committing anything.
@@ -106,7 +109,7 @@ func (t *Tracker) snapshotLocked(built map[svcKey]builtService) graph.Snapshot {
 		}
 	}
 	graph.SortServicePorts(all)
-	return graph.Snapshot{Node: t.node, ServicePorts: all}
+	return graph.Snapshot{Node: t.node, Peers: t.peerListLocked(), ServicePorts: all}
 }
 
 // diffSorted appends the changes between two name-sorted lists of one

@@ -36,6 +36,10 @@ type Options struct {
 	// Notify is called, without the lock held, whenever a change makes a
 	// batch worth taking (the sync runner's trigger).
 	Notify func()
+	// Peers keeps the other Nodes too and hands them out as the graph's
+	// peers (for drivers that build the pod network between nodes);
+	// otherwise only NodeName's Node is read.
+	Peers bool
 }
 
 type svcKey struct{ namespace, name string }
@@ -65,6 +69,8 @@ type Tracker struct {
 	appliedNode graph.Node
 	nodeDirty   uint64
 	dirty       map[svcKey]struct{} // services with dirty != 0
+	peers       peerState
+	nodeRejs    map[string][]build.Rejection // by Node name, as last reported
 }
 
 var _ source.Sink = (*Tracker)(nil)
@@ -88,6 +94,8 @@ func New(opts Options) *Tracker {
 		dirty:       map[svcKey]struct{}{},
 		node:        graph.Node{Name: opts.NodeName},
 		appliedNode: graph.Node{Name: opts.NodeName},
+		peers:       newPeerState(),
+		nodeRejs:    map[string][]build.Rejection{},
 	}
 }
 
@@ -218,56 +226,9 @@ func (t *Tracker) changeTime(s *discovery.EndpointSlice) time.Time {
 	return now
 }
 
-// UpsertNode implements source.Sink; Nodes other than ours are ignored.
-func (t *Tracker) UpsertNode(n *v1.Node) {
-	if n.Name != t.opts.NodeName {
-		return
-	}
-	t.opts.Observer.ObjectChanged("Node")
-	t.setNode(NodeView(n))
-}
-
-// DeleteNode implements source.Sink.
-func (t *Tracker) DeleteNode(name string) {
-	if name != t.opts.NodeName {
-		return
-	}
-	t.opts.Observer.ObjectChanged("Node")
-	t.setNode(graph.Node{Name: name})
-}
-
-// setNode records the node's view. A zone change rebuilds every Service
-// (topology hints depend on it); an IP change only reaches the driver.
-func (t *Tracker) setNode(view graph.Node) {
-	t.mu.Lock()
-	changed := !graph.EqualNode(view, t.node)
-	if changed {
-		if view.Zone != t.node.Zone {
-			now := t.opts.Now()
-			for k := range t.services {
-				t.markDirty(k, now)
-			}
-		}
-		t.node = view
-		t.gen++
-		t.nodeDirty = t.gen
-	}
-	t.mu.Unlock()
-	if changed {
-		t.opts.Notify()
-	}
-}
-
-// Node returns the node view the tracker currently holds.
-func (t *Tracker) Node() graph.Node {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.node
-}
-
 // HasPending reports whether anything changed since the last commit.
 func (t *Tracker) HasPending() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.dirty) > 0 || t.nodeDirty != 0
+	return len(t.dirty) > 0 || t.nodeDirty != 0 || len(t.peers.dirty) > 0
 }

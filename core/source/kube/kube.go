@@ -1,5 +1,6 @@
 // Package kube is the live source: client-go shared informers on Services,
-// EndpointSlices and this Node, with the label selectors kube-proxy uses.
+// EndpointSlices and this Node (every Node for drivers that read peers),
+// with the label selectors kube-proxy uses.
 package kube
 
 import (
@@ -24,6 +25,8 @@ import (
 type Source struct {
 	Client   kubernetes.Interface
 	NodeName string
+	// AllNodes watches every Node instead of only NodeName's.
+	AllNodes bool
 	// ProxyName: see build.Options.ProxyName. With it empty, labelled
 	// Services are filtered out server-side as kube-proxy does.
 	ProxyName string
@@ -66,7 +69,9 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 		informers.WithTransform(trim))
 	nodes := informers.NewSharedInformerFactoryWithOptions(s.Client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", s.NodeName).String()
+			if !s.AllNodes {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", s.NodeName).String()
+			}
 		}),
 		informers.WithTransform(trim))
 
@@ -127,8 +132,11 @@ func handler[T any](upsert func(*T), remove func(*T)) cache.ResourceEventHandler
 
 // trim drops what the proxy never reads before objects enter the cache:
 // managed fields and kubectl's last-applied annotation (often the largest
-// parts of an object).
+// parts of an object), and a Node's image list and conditions.
 func trim(obj any) (any, error) {
+	if n, ok := obj.(*v1.Node); ok {
+		n.Status.Images, n.Status.Conditions = nil, nil
+	}
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
 		if a := m.GetAnnotations(); a != nil {
