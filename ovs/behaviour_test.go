@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -198,6 +199,17 @@ func TestVswitchdRestartReplaysEverything(t *testing.T) {
 	if got := len(ourFlows(w)); got != want {
 		t.Fatalf("%d flows after the restart, want %d", got, want)
 	}
+	// The gateway interface was made anew: its addresses and the host's
+	// routes through it are back too (the node reaches the Service).
+	for time.Since(up) < 10*time.Second {
+		if _, err = ovstest.ProbeTCP(w.n.NS, netip.Addr{}, ap("10.96.0.10", 80), 300*time.Millisecond); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("the node did not reach the Service again after ovs-vswitchd restarted: %v", err)
+	}
 }
 
 func TestRemovedUDPEndpointConntrackIsFlushed(t *testing.T) {
@@ -228,7 +240,7 @@ func TestPodsAreLearnedFromOVSDB(t *testing.T) {
 	w.tr.UpsertService(Service("ns", "late", ClusterIPs("10.96.0.70"), Port("http", tcp, 80, 0)))
 	w.tr.UpsertEndpointSlice(Slice("ns", "late-1", "late", v4, SlicePort("http", tcp, 8080), onNode1(late.String())))
 	w.sync()
-	p := w.o.AddPod(bridge, "p3", late)
+	p := w.n.AddPod(t, "p3", late)
 	ovstest.ServeTCP(t, p.NS, 8080, "p3")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -250,6 +262,8 @@ func TestStartRefusesBadBridgesAndSockets(t *testing.T) {
 		var opts Options
 		opts.AddFlags(newFlagSet())
 		opts.RunDir, opts.DatapathType, opts.ConnectTimeout = o.Dir, "netdev", 5*time.Second
+		opts.HostNetNS = "/var/run/netns/" + o.NS // never this machine's own
+		opts.NodeFile = filepath.Join(o.Dir, "node.json")
 		return opts
 	}
 	cases := []struct {
@@ -260,7 +274,9 @@ func TestStartRefusesBadBridgesAndSockets(t *testing.T) {
 		{"bridge without OpenFlow15", func(o *Options) { o.Bridge = "br-old" }, "does not enable OpenFlow15"},
 		{"missing OVS socket", func(o *Options) { o.RunDir = "/nonexistent" }, "OVSDB socket"},
 		{"bad node IP", func(o *Options) { o.NodeIPs = []string{"10.0.0.300"} }, "--ovs-node-ips"},
-		{"uplink without next hop", func(o *Options) { o.UplinkPort = "eth9" }, "--ovs-uplink-next-hop-mac"},
+		{"unknown encapsulation", func(o *Options) { o.Encap = "gre" }, "--ovs-encap"},
+		{"relative node file", func(o *Options) { o.NodeFile = "node.json" }, "--ovs-node-file"},
+		{"virtual IP that a network may use", func(o *Options) { o.VirtualIPs = []string{"8.8.8.8"} }, "virtual address 8.8.8.8"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,7 +331,7 @@ func TestOVSDBRestartIsSurvived(t *testing.T) {
 	if id, err := ovstest.ProbeTCP(w.client.NS, netip.Addr{}, ap("10.96.0.10", 80), probeTimeout); id != "p1" {
 		t.Fatalf("traffic during the OVSDB restart: %q, %v", id, err)
 	}
-	p := w.o.AddPod(bridge, "p3", late)
+	p := w.n.AddPod(t, "p3", late)
 	ovstest.ServeTCP(t, p.NS, 8080, "p3")
 	for {
 		id, err := ovstest.ProbeTCP(w.client.NS, netip.Addr{}, ap("10.96.0.71", 80), 300*time.Millisecond)

@@ -23,8 +23,8 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		m := newModel(cfg)
-		m.setUplink(1)
+		m := newModel(cfg, true)
+		m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
 		full := tr.Next(true)
 		m.sync(full.Snapshot)
 		cold, _ := m.st.pending()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,7 +16,8 @@ import (
 // connections DNATed to UDP endpoints that are gone, so their clients are
 // balanced anew instead of sending into the void (upstream does the same
 // with conntrack -D). Userspace and kernel datapaths both answer
-// ovs-appctl dpctl/flush-conntrack with a reply-tuple filter (OVS >= 3.1).
+// dpctl/flush-conntrack with a reply-tuple filter (OVS >= 3.1), asked on
+// ovs-vswitchd's control socket (the unixctl client, no ovs-appctl).
 func (d *Driver) flushUDP(ctx context.Context, eps []graph.Endpoint) {
 	if len(eps) == 0 {
 		return
@@ -34,11 +34,10 @@ func (d *Driver) flushUDP(ctx context.Context, eps []graph.Endpoint) {
 		}
 		reply := fmt.Sprintf("%s=%s,ct_nw_proto=17,ct_tp_src=%d", ipField, e.IP, e.Port)
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		out, err := exec.CommandContext(cctx, "ovs-appctl", "-t", ctl, "dpctl/flush-conntrack",
-			fmt.Sprintf("zone=%d", d.opts.CtZone), "", reply).CombinedOutput()
+		_, err := unixctl(cctx, ctl, "dpctl/flush-conntrack", fmt.Sprintf("zone=%d", d.opts.CtZone), "", reply)
 		cancel()
 		if err != nil {
-			klog.ErrorS(err, "Flushing conntrack entries failed", "endpoint", e.String(), "output", strings.TrimSpace(string(out)))
+			klog.ErrorS(err, "Flushing conntrack entries failed", "endpoint", e.String())
 			continue
 		}
 		klog.V(2).InfoS("Flushed conntrack entries of a removed UDP endpoint", "endpoint", e.String())
@@ -52,4 +51,29 @@ func vswitchdControl(runDir string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(runDir, fmt.Sprintf("ovs-vswitchd.%s.ctl", strings.TrimSpace(string(b)))), nil
+}
+
+// timeWaitTimeout is how long conntrack keeps a closed TCP connection:
+// Linux's conntrack keeps 120 s.
+const timeWaitTimeout = 120
+
+// ensureZoneTimeouts gives the driver's conntrack zones, on the userspace
+// datapath, Linux conntrack's TIME_WAIT timeout. OVS's own is 30 s, half
+// the 60 s a Linux endpoint keeps a closed connection in TIME_WAIT: a
+// masqueraded connection reusing a source port between the two met the
+// endpoint's TIME_WAIT socket and was refused or left unanswered (seen in
+// the tests). The kernel datapath uses Linux's conntrack and needs
+// nothing. A failure is logged: traffic works, only such reuse may fail.
+func (d *Driver) ensureZoneTimeouts(ctx context.Context) {
+	dp, err := d.db.BridgeDatapathType(ctx, d.opts.Bridge)
+	if err != nil || dp != "netdev" {
+		return
+	}
+	zones := []int{int(d.opts.CtZone), int(d.opts.CtZone) + 1}
+	// The userspace conntrack times both TIME_WAIT and CLOSE with its
+	// "closed" timer, which tcp_close sets.
+	timeouts := map[string]int{"tcp_time_wait": timeWaitTimeout, "tcp_close": timeWaitTimeout}
+	if err := d.db.EnsureZoneTimeouts(ctx, dp, zones, timeouts); err != nil {
+		klog.ErrorS(err, "Could not set the conntrack zones' TIME_WAIT timeout; a masqueraded connection reusing a port soon after may fail")
+	}
 }

@@ -2,58 +2,81 @@ package ovs
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/netip"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"antrea.io/libOpenflow/openflow15"
-	"antrea.io/libOpenflow/util"
-	"antrea.io/ofnet/ofctrl"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
-	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
 	"golang.org/x/time/rate"
 	"k8s.io/klog/v2"
 )
 
-// Driver programs one OVS bridge. It keeps what it wants next to what it
-// installed (state), and sends the difference as one atomic bundle per
-// change. It never touches a flow without its cookie tag, or a group
-// outside its ID range.
+// Driver programs one OVS bridge and the host's side of it. It keeps what
+// it wants next to what it installed (state, hostModel), and sends the
+// difference: one atomic OpenFlow bundle per change, then the host's
+// routes and nftables. It never touches a flow without its cookie tag, a
+// group outside its ID range, or a route or table of the host it does not
+// own.
 type Driver struct {
 	opts    Options
 	env     dataplanes.Env // where problems are reported
 	lock    *bridgeLock
 	db      *ovsdb.Client
 	conn    *ofconn.Conn
+	host    *hostnet.Host
 	limiter *rate.Limiter
 	portsCh chan struct{}
 	stop    chan struct{}
+	watched chan struct{} // closed when watchPorts has returned
 
 	closeOnce sync.Once
+	started   bool // watchPorts runs
 
 	mu       sync.Mutex
 	model    *model
-	adopted  bool // the first Sync has adopted what was installed
-	seenConn int  // the connection the installed view was last read on
-	reported map[graph.ServicePortName]bool
+	ports    bridgePorts
+	adopted  bool           // the first Sync has adopted what was installed
+	seenConn int            // the connection the installed view was last read on
+	hostOK   bool           // the host holds the model's host side
+	hostCfg  hostnet.Config // the node's side last applied
+	// keepBridge: cleanup leaves the bridge (others' flows are on it).
+	keepBridge bool
+	mtu        int
+	reported   map[string]bool // problems said once
 	// The last non-empty commit: until OVS confirmed the bundle, and
 	// until its revalidators had run (settle). Read by benchmarks.
 	lastCommit, lastSettle time.Duration
 }
 
 func newDriver(ctx context.Context, o Options) (*Driver, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	defer cancel()
+	d, err := openDriver(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.start(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// openDriver checks the options, connects to OVSDB, takes the bridge's
+// lock and opens the host's network; it changes nothing.
+func openDriver(ctx context.Context, o Options) (*Driver, error) {
 	cfg, err := o.pipelineConfig()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
-	defer cancel()
 	db, err := ovsdb.Connect(ctx, filepath.Join(o.RunDir, "db.sock"))
 	if err != nil {
 		return nil, err
@@ -64,63 +87,109 @@ func newDriver(ctx context.Context, o Options) (*Driver, error) {
 		db.Close()
 		return nil, err
 	}
-	if err := db.EnsureBridge(ctx, o.Bridge, o.DatapathType); err != nil {
+	host, err := hostnet.Open(o.HostNetNS)
+	if err != nil {
 		db.Close()
 		lock.release()
-		return nil, err
+		return nil, fmt.Errorf("the host's network: %w", err)
 	}
-	d := &Driver{
+	return &Driver{
 		opts:     o,
 		lock:     lock,
 		db:       db,
+		host:     host,
 		limiter:  rate.NewLimiter(rate.Limit(o.PacketInRate), o.PacketInRate),
 		portsCh:  make(chan struct{}, 1),
 		stop:     make(chan struct{}),
-		model:    newModel(cfg),
-		reported: map[graph.ServicePortName]bool{},
+		watched:  make(chan struct{}),
+		model:    newModel(cfg, o.Encap != EncapNone),
+		reported: map[string]bool{},
+	}, nil
+}
+
+// start makes the bridge and the driver's own ports, waits for the
+// gateway port to come up, follows the bridge's ports and connects to its
+// OpenFlow socket.
+func (d *Driver) start(ctx context.Context) error {
+	o := d.opts
+	if err := d.db.EnsureBridge(ctx, o.Bridge, o.DatapathType); err != nil {
+		return err
 	}
-	if err := d.refreshPorts(ctx); err != nil {
-		db.Close()
-		lock.release()
-		return nil, err
+	if err := ensureOwnPorts(ctx, d.db, o); err != nil {
+		return err
 	}
-	db.OnChange(func() {
+	d.ensureZoneTimeouts(ctx)
+	// The gateway port exists once OVS has made its interface.
+	for {
+		if err := d.refreshPorts(ctx); err != nil {
+			return err
+		}
+		if d.ports.gatewayPort != 0 && d.ports.gatewayMAC != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the gateway port %s did not come up (is ovs-vswitchd running?)", o.GatewayInterface)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	d.db.OnChange(func() {
 		select {
 		case d.portsCh <- struct{}{}:
 		default:
 		}
 	})
-	go d.watchPorts()
-	d.conn = ofconn.Dial(filepath.Join(o.RunDir, o.Bridge+".mgmt"), d)
-	if err := d.conn.WaitReady(ctx); err != nil {
-		d.Close()
-		return nil, fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, o.Bridge)
-	}
-	return d, nil
+	d.started = true
+	go func() {
+		defer close(d.watched)
+		d.watchPorts()
+	}()
+	return d.connect(ctx)
 }
 
-// refreshPorts reads the bridge's interfaces: the uplink and the pods.
+// connect dials the bridge's OpenFlow socket.
+func (d *Driver) connect(ctx context.Context) error {
+	d.conn = ofconn.Dial(filepath.Join(d.opts.RunDir, d.opts.Bridge+".mgmt"), d)
+	if err := d.conn.WaitReady(ctx); err != nil {
+		return fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, d.opts.Bridge)
+	}
+	return nil
+}
+
+// ensureOwnPorts adds the gateway port and, in overlay mode, the tunnel
+// port (removing a tunnel port left from an overlay run in routed mode).
+func ensureOwnPorts(ctx context.Context, db *ovsdb.Client, o Options) error {
+	if err := db.AddPort(ctx, o.Bridge, ovsdb.PortSpec{Name: o.GatewayInterface, Type: "internal",
+		ExternalIDs: map[string]string{KeyRole: "gateway"}}); err != nil {
+		return err
+	}
+	if o.Encap == EncapNone {
+		return db.DeletePort(ctx, o.Bridge, TunnelPortName)
+	}
+	return db.AddPort(ctx, o.Bridge, ovsdb.PortSpec{Name: TunnelPortName, Type: o.Encap,
+		Options: map[string]string{"remote_ip": "flow"}, ExternalIDs: map[string]string{KeyRole: "tunnel"}})
+}
+
+// refreshPorts reads the bridge's ports into the model.
 func (d *Driver) refreshPorts(ctx context.Context) error {
 	ifaces, err := d.db.Interfaces(ctx, d.opts.Bridge)
 	if err != nil {
 		return err
 	}
-	uplink, pods, problems := portsFromInterfaces(ifaces, d.opts.UplinkPort)
-	for _, p := range problems {
+	bp := portsFromInterfaces(ifaces, d.opts.GatewayInterface)
+	for _, p := range bp.problems {
 		klog.ErrorS(nil, "Ignoring a port whose external_ids are unusable", "problem", p)
 	}
-	if d.opts.UplinkPort != "" && uplink == 0 {
-		klog.InfoS("Uplink port not on the bridge yet; traffic for other nodes is dropped until it is", "port", d.opts.UplinkPort)
-	}
 	d.mu.Lock()
-	d.model.setUplink(uplink)
-	d.model.setPods(pods)
+	d.ports = bp
+	d.model.setPorts(bp)
 	d.mu.Unlock()
 	return nil
 }
 
-// watchPorts follows OVSDB changes (pods coming and going) and commits
-// them; a failure is retried by the next change, batch or resync.
+// watchPorts follows OVSDB changes (pods coming and going, the gateway's
+// MAC) and commits them; a failure is retried by the next change, batch
+// or resync.
 func (d *Driver) watchPorts() {
 	for {
 		select {
@@ -164,13 +233,17 @@ func (d *Driver) Connected(n int) {
 	klog.InfoS("Bridge re-programmed after reconnecting", "bridge", d.opts.Bridge, "elapsed", time.Since(start))
 }
 
-// reconcileLocked reads what is installed and commits the difference.
+// reconcileLocked reads what is installed and commits the difference. A
+// restarted ovs-vswitchd made the gateway interface anew (with no
+// addresses, and the routes through it gone), so the host is read back
+// too.
 func (d *Driver) reconcileLocked(ctx context.Context) error {
 	flows, groups, err := d.dump(ctx)
 	if err != nil {
 		return err
 	}
 	d.model.st.adopt(flows, groups)
+	d.hostOK = false
 	return d.commitLocked(ctx)
 }
 
@@ -187,8 +260,9 @@ func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInf
 	return flows, groups, nil
 }
 
-// commitLocked sends what changed as one atomic bundle, and waits for the
-// datapath to follow it (settle).
+// commitLocked sends what changed as one atomic bundle, waits for the
+// datapath to follow it (settle), then brings the host along and tells
+// switchyard-cni which pods are programmed.
 func (d *Driver) commitLocked(ctx context.Context) error {
 	start := time.Now()
 	b, err := d.model.st.pending()
@@ -207,6 +281,10 @@ func (d *Driver) commitLocked(ctx context.Context) error {
 		}
 		d.lastSettle = time.Since(settled)
 	}
+	if err := d.syncHostLocked(ctx); err != nil {
+		return err
+	}
+	d.markProgrammedLocked(ctx)
 	return nil
 }
 
@@ -221,6 +299,7 @@ func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 	}
 	stale := d.model.sync(s)
 	d.model.st.adopt(flows, groups)
+	d.hostOK = false // a full sync reads the host back too
 	if err := d.commitLocked(ctx); err != nil {
 		return err
 	}
@@ -247,8 +326,8 @@ func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
 // cut to what OVS can hold.
 func (d *Driver) reportClamped() {
 	for n := range d.model.clamped {
-		if !d.reported[n] {
-			d.reported[n] = true
+		if key := "clamped/" + n.String(); !d.reported[key] {
+			d.reported[key] = true
 			requested := d.model.sps[n].SessionAffinity.TimeoutSeconds
 			klog.InfoS("Session affinity timeout clamped: OVS learned flows time out after at most 65535 s",
 				"servicePort", n.String(), "requested", requested)
@@ -259,11 +338,54 @@ func (d *Driver) reportClamped() {
 }
 
 // Cleanup implements dataplanes.Driver: every flow with the driver's
-// cookie tag (learned ones included) and every group in its range go, in
-// one bundle. The bridge and its ports stay: they may be the CNI's.
+// cookie tag (learned ones included) and every group in its range, in one
+// bundle; then the rest it and switchyard-cni put on the node
+// (cleanupNode).
 func (d *Driver) Cleanup(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	var errs []error
+	foreign := false
+	if d.conn != nil {
+		var err error
+		foreign, err = d.foreignState(ctx)
+		errs = append(errs, err, d.deleteFlowsAndGroups(ctx))
+	}
+	d.keepBridge = foreign
+	errs = append(errs, d.cleanupNode(ctx))
+	d.hostOK = false
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	klog.InfoS("Removed switchyard's flows, groups, ports, routes, nftables table and CNI files", "bridge", d.opts.Bridge)
+	return nil
+}
+
+// foreignState reports whether flows or groups of another controller are
+// on the bridge (then the bridge stays after cleanup).
+func (d *Driver) foreignState(ctx context.Context) (bool, error) {
+	flows, err := d.conn.DumpFlows(ctx, 0, 0)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range flows {
+		if f.Cookie&of.CookieTagMask != of.CookieTag {
+			return true, nil
+		}
+	}
+	_, groups, err := d.dump(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, g := range groups {
+		if !d.model.st.alloc.owns(g.ID) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (d *Driver) deleteFlowsAndGroups(ctx context.Context) error {
 	_, groups, err := d.dump(ctx)
 	if err != nil {
 		return err
@@ -278,86 +400,23 @@ func (d *Driver) Cleanup(ctx context.Context) error {
 			b.GroupDeletes = append(b.GroupDeletes, m)
 		}
 	}
-	if err := d.conn.Commit(b); err != nil {
-		return err
-	}
-	klog.InfoS("Removed Switchyard's flows and groups", "bridge", d.opts.Bridge, "groups", len(b.GroupDeletes))
-	return nil
+	return d.conn.Commit(b)
 }
 
-// Close implements dataplanes.Driver; the bridge keeps its state.
-// Closing twice is fine.
+// Close implements dataplanes.Driver; the bridge and the host keep their
+// state. Closing twice is fine.
 func (d *Driver) Close() error {
 	d.closeOnce.Do(func() {
 		close(d.stop)
 		if d.conn != nil {
-			d.conn.Close()
+			d.conn.Close() // ends a commit the watcher may be waiting on
+		}
+		if d.started {
+			<-d.watched
 		}
 		d.db.Close()
+		d.host.Close()
 		d.lock.release()
 	})
 	return nil
-}
-
-// PacketIn implements ofconn.Handler: rejects for frontends without
-// endpoints, neighbour advertisements for the bridge's IPv6 addresses.
-func (d *Driver) PacketIn(pkt *ofctrl.PacketIn) {
-	if len(pkt.UserData) == 0 || !d.limiter.Allow() {
-		return
-	}
-	data, err := pkt.Data.MarshalBinary()
-	if err != nil {
-		return
-	}
-	f, err := parseFrame(data)
-	if err != nil {
-		return
-	}
-	d.mu.Lock()
-	cfg := d.model.cfg
-	d.mu.Unlock()
-	var reply []byte
-	switch pkt.UserData[0] {
-	case pipeline.PacketInReject:
-		reply = rejectReply(f)
-	case pipeline.PacketInNeighbor:
-		reply = neighborAdvert(f, cfg.GatewayMAC, func(ip netip.Addr) (bool, bool) {
-			for _, g := range cfg.GatewayIPs {
-				if g == ip {
-					return true, true
-				}
-			}
-			for _, n := range cfg.NodeIPs {
-				if n == ip {
-					return true, false
-				}
-			}
-			return false, false
-		})
-	}
-	if reply == nil {
-		return
-	}
-	inPort, ok := inPortOf(pkt)
-	if !ok {
-		return
-	}
-	po := openflow15.NewPacketOut()
-	po.Match.AddField(*openflow15.NewInPortField(inPort))
-	po.AddAction(openflow15.NewActionOutput(openflow15.P_IN_PORT))
-	po.Data = util.NewBuffer(reply)
-	if err := d.conn.Send(po); err != nil {
-		klog.V(2).InfoS("Packet-out failed", "err", err)
-	}
-}
-
-func inPortOf(pkt *ofctrl.PacketIn) (uint32, bool) {
-	for _, f := range pkt.Match.Fields {
-		if f.Class == openflow15.OXM_CLASS_OPENFLOW_BASIC && f.Field == openflow15.OXM_FIELD_IN_PORT {
-			if p, ok := f.Value.(*openflow15.InPortField); ok {
-				return p.InPort, true
-			}
-		}
-	}
-	return 0, false
 }

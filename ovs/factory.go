@@ -3,10 +3,13 @@ package ovs
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 )
 
 func init() {
@@ -25,11 +28,15 @@ func (f *Factory) Description() string {
 
 // Capabilities implements dataplanes.Factory.
 func (f *Factory) Capabilities() dataplanes.Capabilities {
-	return dataplanes.Capabilities{Supported: dataplanes.All}
+	return dataplanes.Capabilities{Supported: append(append([]dataplanes.Capability{}, dataplanes.All...), dataplanes.NodeCapabilities...)}
 }
 
 // AddFlags implements dataplanes.Factory.
 func (f *Factory) AddFlags(fs *pflag.FlagSet) { f.Options.AddFlags(fs) }
+
+// ReadsPeers implements dataplanes.PeerReader: the driver routes or
+// tunnels to the other nodes' pod CIDRs.
+func (f *Factory) ReadsPeers() bool { return true }
 
 // New implements dataplanes.Factory.
 func (f *Factory) New(ctx context.Context, env dataplanes.Env) (dataplanes.Driver, error) {
@@ -43,16 +50,63 @@ func (f *Factory) New(ctx context.Context, env dataplanes.Env) (dataplanes.Drive
 
 // Render implements dataplanes.Factory: the groups and flows for the
 // snapshot (pods on the bridge are not known offline, so per-pod flows
-// are absent), as ovs-ofctl add-groups / add-flows text.
+// are absent; the gateway is shown as port 1 with the router's MAC, the
+// tunnel as port 2), as ovs-ofctl add-groups / add-flows text.
 func (f *Factory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error {
 	cfg, err := f.Options.pipelineConfig()
 	if err != nil {
 		return err
 	}
-	m := newModel(cfg)
-	if f.Options.UplinkPort != "" {
-		m.setUplink(1) // the uplink's port number is known only on the bridge
+	m := newModel(cfg, f.Options.Encap != EncapNone)
+	// Port numbers are known only on the bridge: render as if the gateway
+	// were port 1 (and the tunnel port 2).
+	bp := bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC}
+	if f.Options.Encap != EncapNone {
+		bp.tunnelPort = 2
 	}
+	m.setPorts(bp)
 	m.sync(s)
 	return m.render(w)
+}
+
+// Install implements dataplanes.Installer: switchyard-cni and its network
+// configuration go into the CNI directories.
+func (f *Factory) Install(_ context.Context, _ dataplanes.Env) error {
+	if _, err := f.Options.pipelineConfig(); err != nil {
+		return err
+	}
+	return installCNI(f.Options)
+}
+
+// Cleanup implements dataplanes.Cleaner: it removes what a driver and
+// switchyard-cni left on the node, creating nothing (no bridge, no ports)
+// on the way. Without Open vSwitch, only the host's side and the files.
+func (f *Factory) Cleanup(ctx context.Context, _ dataplanes.Env) error {
+	o := f.Options
+	if _, err := o.pipelineConfig(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	defer cancel()
+	if _, err := os.Stat(filepath.Join(o.RunDir, "db.sock")); err != nil {
+		host, err := hostnet.Open(o.HostNetNS)
+		if err != nil {
+			return err
+		}
+		defer host.Close()
+		return (&Driver{opts: o, host: host}).cleanupNode(ctx)
+	}
+	d, err := openDriver(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if ok, err := d.db.BridgeExists(ctx, o.Bridge); err != nil {
+		return err
+	} else if ok {
+		if err := d.connect(ctx); err != nil {
+			return err
+		}
+	}
+	return d.Cleanup(ctx)
 }

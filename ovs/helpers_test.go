@@ -14,7 +14,7 @@ import (
 // SCTP dual-stack service with affinity (the example has none).
 func exampleSnapshot(t *testing.T) graph.Snapshot {
 	t.Helper()
-	tr := tracker.New(tracker.Options{NodeName: "node-1"})
+	tr := tracker.New(tracker.Options{NodeName: "node-1", Peers: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := (&file.Source{Path: "../examples/cluster.yaml"}).Start(ctx, tr); err != nil {
@@ -40,8 +40,5 @@ func testOptions() Options {
 	var o Options
 	fs := newFlagSet()
 	o.AddFlags(fs)
-	o.GatewayIPs = []string{"10.244.1.1", "fd00:244:1::1"}
-	o.UplinkPort = "uplink"
-	o.UplinkNextHop = "0a:00:00:00:00:fe"
 	return o
 }

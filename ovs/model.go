@@ -3,6 +3,7 @@ package ovs
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"slices"
 	"sort"
@@ -12,23 +13,31 @@ import (
 	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
 )
 
-// model turns the graph, the node and the pods into desired state. It is
-// pure: the driver adds the connection, render adds nothing.
+// model turns the graph (service ports, the node, its peers), the ports
+// on the bridge and the options into desired state: flows and groups
+// (state), and the host's side (host). It is pure: the driver adds the
+// connections, render adds nothing.
 type model struct {
-	cfg       pipeline.Config
-	nodeIPs   []netip.Addr // from --ovs-node-ips; empty: the graph's node IPs
-	st        *state
-	pods      map[uint32]pipeline.Pod
-	sps       map[graph.ServicePortName]*graph.ServicePort
-	clamped   map[graph.ServicePortName]bool
-	uplinkSet bool
+	cfg     pipeline.Config
+	nodeIPs []netip.Addr // from --ovs-node-ips; empty: the graph's node IPs
+	overlay bool
+	st      *state
+	host    *hostModel
+	node    graph.Node
+	peers   graph.Peers
+	pods    map[uint32]pipeline.Pod
+	sps     map[graph.ServicePortName]*graph.ServicePort
+	clamped map[graph.ServicePortName]bool
 }
 
-func newModel(cfg pipeline.Config) *model {
+func newModel(cfg pipeline.Config, overlay bool) *model {
 	m := &model{
 		cfg:     cfg,
 		nodeIPs: cfg.NodeIPs,
+		overlay: overlay,
 		st:      newState(),
+		host:    newHostModel(),
+		peers:   graph.Peers{},
 		pods:    map[uint32]pipeline.Pod{},
 		sps:     map[graph.ServicePortName]*graph.ServicePort{},
 		clamped: map[graph.ServicePortName]bool{},
@@ -39,26 +48,89 @@ func newModel(cfg pipeline.Config) *model {
 
 func (m *model) refreshStatic() {
 	m.st.setOwner("static", pipeline.StaticFlows(&m.cfg), nil)
-	m.st.setOwner("uplink", pipeline.UplinkFlows(&m.cfg), nil)
 }
 
-// setNode takes the node's IPs (unless configured) for NodePorts and
-// masquerade; every service port with a NodePort is redone.
+// setNode takes the node's IPs (unless configured) and pod CIDRs. What
+// depends on them is redone: the static flows, every service port (NodePorts,
+// frontends on node addresses), pods (hairpin) and peers.
 func (m *model) setNode(n graph.Node) {
+	m.node = n
 	ips := m.nodeIPs
 	if len(ips) == 0 {
 		ips = n.IPs
 	}
-	if slices.Equal(ips, m.cfg.NodeIPs) {
+	if slices.Equal(ips, m.cfg.NodeIPs) && slices.Equal(n.PodCIDRs, m.cfg.PodCIDRs) {
 		return
 	}
-	m.cfg.NodeIPs = ips
+	m.cfg.NodeIPs, m.cfg.PodCIDRs = ips, slices.Clone(n.PodCIDRs)
+	m.refreshAll()
+}
+
+// refreshAll redoes everything that depends on the configuration.
+func (m *model) refreshAll() {
 	m.refreshStatic()
 	for _, sp := range m.sps {
-		if sp.NodePort != 0 {
-			m.setServicePort(sp)
+		m.setServicePort(sp)
+	}
+	for _, p := range m.pods {
+		m.st.setOwner(podOwner(p.Port), pipeline.PodFlows(&m.cfg, p), nil)
+	}
+	for _, p := range m.peers {
+		m.setPeer(p)
+	}
+}
+
+// setPorts takes the bridge's ports: the gateway, the tunnel and the pods.
+func (m *model) setPorts(bp bridgePorts) {
+	if bp.gatewayPort != m.cfg.GatewayPort || !equalMAC(bp.gatewayMAC, m.cfg.GatewayMAC) || bp.tunnelPort != m.cfg.TunnelPort {
+		m.cfg.GatewayPort, m.cfg.GatewayMAC, m.cfg.TunnelPort = bp.gatewayPort, bp.gatewayMAC, bp.tunnelPort
+		m.refreshAll()
+	}
+	seen := map[uint32]bool{}
+	for _, pp := range bp.pods {
+		p := pp.Pod
+		seen[p.Port] = true
+		m.pods[p.Port] = p
+		m.st.setOwner(podOwner(p.Port), pipeline.PodFlows(&m.cfg, p), nil)
+	}
+	for port := range m.pods {
+		if !seen[port] {
+			delete(m.pods, port)
+			m.st.removeOwner(podOwner(port))
 		}
 	}
+}
+
+func podOwner(port uint32) string { return fmt.Sprintf("pod/%d", port) }
+
+func equalMAC(a, b net.HardwareAddr) bool { return a.String() == b.String() }
+
+// setPeer routes another node's pod CIDRs (through the tunnel in overlay
+// mode; the host does it in routed mode).
+func (m *model) setPeer(n graph.Node) {
+	m.peers[n.Name] = n
+	m.st.setOwner("peer/"+n.Name, pipeline.PeerFlows(&m.cfg, m.tunnelPeer(n)), nil)
+}
+
+func (m *model) removePeer(name string) {
+	delete(m.peers, name)
+	m.st.removeOwner("peer/" + name)
+}
+
+// tunnelPeer is a peer as the tunnel sees it: its address of the family
+// of this node's first address (the tunnel's own end), else its first.
+func (m *model) tunnelPeer(n graph.Node) pipeline.Peer {
+	p := pipeline.Peer{Name: n.Name, PodCIDRs: n.PodCIDRs}
+	if len(n.IPs) == 0 {
+		return p
+	}
+	p.IP = n.IPs[0]
+	if len(m.cfg.NodeIPs) > 0 {
+		if ip, ok := graph.FirstOfFamily(n.IPs, graph.FamilyOf(m.cfg.NodeIPs[0])); ok {
+			p.IP = ip
+		}
+	}
+	return p
 }
 
 func spOwner(n graph.ServicePortName) string { return "sp/" + n.String() }
@@ -78,6 +150,7 @@ func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 	}
 	m.st.alloc.keepOnly(owner, keep)
 	m.st.setOwner(owner, append(append([]*of.Flow{}, res.Flows...), res.Endpoints...), res.Groups)
+	m.host.setServicePort(sp, sp.Name, m.cfg.NodeIPs)
 	m.sps[sp.Name] = sp
 	if res.AffinityClamped {
 		m.clamped[sp.Name] = true
@@ -93,6 +166,7 @@ func (m *model) removeServicePort(n graph.ServicePortName) []graph.Endpoint {
 	old := m.sps[n]
 	m.st.removeOwner(owner)
 	m.st.alloc.keepOnly(owner, nil)
+	m.host.setServicePort(nil, n, m.cfg.NodeIPs)
 	delete(m.sps, n)
 	delete(m.clamped, n)
 	return removedUDP(old, nil)
@@ -124,53 +198,46 @@ func removedUDP(old, new *graph.ServicePort) []graph.Endpoint {
 	return out
 }
 
-// setPods replaces the pods on the bridge.
-func (m *model) setPods(pods []pipeline.Pod) {
-	seen := map[uint32]bool{}
-	for _, p := range pods {
-		seen[p.Port] = true
-		m.pods[p.Port] = p
-		m.st.setOwner(fmt.Sprintf("pod/%d", p.Port), pipeline.PodFlows(&m.cfg, p), nil)
-	}
-	for port := range m.pods {
-		if !seen[port] {
-			delete(m.pods, port)
-			m.st.removeOwner(fmt.Sprintf("pod/%d", port))
-		}
-	}
-}
-
-// setUplink sets the uplink's OpenFlow port (0: none).
-func (m *model) setUplink(port uint32) {
-	if m.cfg.UplinkPort == port && m.uplinkSet {
-		return
-	}
-	m.cfg.UplinkPort, m.uplinkSet = port, true
-	m.refreshStatic()
-}
-
-// apply takes a snapshot (replace everything) or a delta.
+// sync takes a snapshot: replace everything.
 func (m *model) sync(s graph.Snapshot) []graph.Endpoint {
 	m.setNode(s.Node)
+	want := graph.PeersOf(s.Peers)
+	for name := range m.peers {
+		if _, ok := want[name]; !ok {
+			m.removePeer(name)
+		}
+	}
+	for _, p := range s.Peers {
+		if old, ok := m.peers[p.Name]; !ok || !graph.EqualNode(old, p) {
+			m.setPeer(p)
+		}
+	}
 	var stale []graph.Endpoint
-	want := map[graph.ServicePortName]bool{}
+	wantSP := map[graph.ServicePortName]bool{}
 	for _, sp := range s.ServicePorts {
-		want[sp.Name] = true
+		wantSP[sp.Name] = true
 		if old := m.sps[sp.Name]; old == nil || !graph.Equal(old, sp) {
 			stale = append(stale, m.setServicePort(sp)...)
 		}
 	}
 	for n := range m.sps {
-		if !want[n] {
+		if !wantSP[n] {
 			stale = append(stale, m.removeServicePort(n)...)
 		}
 	}
 	return stale
 }
 
+// apply takes a delta.
 func (m *model) apply(d graph.Delta) []graph.Endpoint {
 	if d.Node != nil {
 		m.setNode(*d.Node)
+	}
+	for _, name := range d.RemovedPeers {
+		m.removePeer(name)
+	}
+	for _, p := range d.Peers {
+		m.setPeer(p)
 	}
 	var stale []graph.Endpoint
 	for _, sp := range d.Removed {

@@ -195,25 +195,21 @@ func isICMPError(l4 []byte, v6 bool) bool {
 	return false
 }
 
-// neighborAdvert answers a neighbour solicitation for one of the bridge's
-// addresses with the gateway MAC (solicited, override; router when the
-// address is a gateway). It returns nil for anything else.
-func neighborAdvert(f *frame, mac net.HardwareAddr, ours func(netip.Addr) (bool, bool)) []byte {
+// neighborAdvert answers a neighbour solicitation with the router's MAC
+// (router, solicited, override): the bridge routes every address. It
+// returns nil for duplicate address detection (no source address) and for
+// a requester asking about its own address.
+func neighborAdvert(f *frame, mac net.HardwareAddr) []byte {
 	if !f.v6 || f.proto != 58 || len(f.l4) < 24 || f.l4[0] != 135 {
 		return nil
 	}
 	target, _ := netip.AddrFromSlice(f.l4[8:24])
-	mine, router := ours(target)
-	if !mine || f.srcIP.IsUnspecified() {
-		return nil // not ours, or duplicate address detection
+	if f.srcIP.IsUnspecified() || target == f.srcIP {
+		return nil
 	}
 	na := make([]byte, 32)
 	na[0] = 136
-	flags := byte(0x60) // solicited, override
-	if router {
-		flags |= 0x80
-	}
-	na[4] = flags
+	na[4] = 0xe0 // router, solicited, override
 	copy(na[8:24], target.AsSlice())
 	na[24], na[25] = 2, 1 // target link-layer address option
 	copy(na[26:32], mac)

@@ -35,10 +35,9 @@ func BenchmarkRealOVS(b *testing.B) {
 
 func realOVSScenario(b *testing.B, n, changes int) {
 	o := ovstest.Start(b)
-	o.AddBridge(bridge)
-	o.Vsctl("add-port", bridge, "uplink", "--", "set", "interface", "uplink", "type=internal")
 	opts := testOptions()
 	opts.Bridge, opts.RunDir, opts.DatapathType = bridge, o.Dir, "netdev"
+	opts.HostNetNS, opts.NodeFile = "/var/run/netns/"+o.NS, o.Dir+"/node.json" // never this machine's own
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	d, err := newDriver(ctx, opts)

@@ -68,8 +68,8 @@ func TestRenderedPipelineLoadsIntoOVS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(cfg)
-	m.setUplink(1)
+	m := newModel(cfg, true)
+	m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
 	m.sync(snap)
 	batch, err := m.st.pending()
 	if err != nil {

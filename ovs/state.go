@@ -9,7 +9,7 @@ import (
 )
 
 // state is the driver's view of the bridge: the flows and groups it wants
-// (reference-counted by owner: static, uplink, a pod, a service port) and
+// (reference-counted by owner: static, a pod, a peer, a service port) and
 // the ones it believes are installed. Changes record what they touched, so
 // a commit looks only at that: work proportional to the change.
 type state struct {

@@ -60,7 +60,7 @@ func TestTrafficThroughServices(t *testing.T) {
 	})
 	t.Run("NodePort from an external client", func(t *testing.T) {
 		seen := probeMany(10, func() (string, error) {
-			return ovstest.ProbeTCP(w.net.Client, netip.Addr{}, netip.AddrPortFrom(ovstest.NodeIP4, 30080), probeTimeout)
+			return ovstest.ProbeTCP(w.c.Client, netip.Addr{}, netip.AddrPortFrom(nodeIP, 30080), probeTimeout)
 		})
 		for id := range seen {
 			if id != "p1" && id != "p2" && id != "r1" {
@@ -96,7 +96,7 @@ func TestTrafficThroughServices(t *testing.T) {
 		}
 	})
 	t.Run("IPv6 NodePort from an external client", func(t *testing.T) {
-		id, err := ovstest.ProbeTCP(w.net.Client, netip.Addr{}, netip.AddrPortFrom(ovstest.NodeIP6, 30060), probeTimeout)
+		id, err := ovstest.ProbeTCP(w.c.Client, netip.Addr{}, netip.AddrPortFrom(node6, 30060), probeTimeout)
 		if err != nil || id != "p1" {
 			t.Fatalf("got %q, %v", id, err)
 		}
@@ -112,7 +112,7 @@ func TestTrafficThroughServices(t *testing.T) {
 func TestExternalTrafficPolicyAndSourceRanges(t *testing.T) {
 	w := newWorld(t)
 	outside := netip.MustParseAddr("198.51.99.5")
-	w.o.AddClientAddress(w.net, outside)
+	w.c.AddClientAddress(outside)
 	tr := w.tr
 	// LoadBalancer, ETP=Local, reachable only from 198.51.100.0/24 and the
 	// pod network (source ranges apply to every source, pods included, as
@@ -128,7 +128,7 @@ func TestExternalTrafficPolicyAndSourceRanges(t *testing.T) {
 	tr.UpsertEndpointSlice(Slice("ns", "ext-1", "ext", v4, SlicePort("http", tcp, 8080), onNode1(p2IP4.String())))
 	w.sync()
 
-	client, lbIP := w.net.Client, ap("203.0.113.80", 80)
+	client, lbIP := w.c.Client, ap("203.0.113.80", 80)
 	t.Run("outside traffic to an ETP=Local LB IP reaches only the local endpoint", func(t *testing.T) {
 		seen := probeMany(10, func() (string, error) { return ovstest.ProbeTCP(client, netip.Addr{}, lbIP, probeTimeout) })
 		if len(seen) != 1 || seen["p1"] != 10 {
@@ -147,15 +147,15 @@ func TestExternalTrafficPolicyAndSourceRanges(t *testing.T) {
 		}
 	})
 	t.Run("the NodePort of an ETP=Local service is not filtered by source ranges", func(t *testing.T) {
-		if id, err := ovstest.ProbeTCP(client, outside, netip.AddrPortFrom(ovstest.NodeIP4, 30081), probeTimeout); id != "p1" {
+		if id, err := ovstest.ProbeTCP(client, outside, netip.AddrPortFrom(nodeIP, 30081), probeTimeout); id != "p1" {
 			t.Fatalf("got %q, %v", id, err)
 		}
 	})
 	t.Run("ETP=Local without a local endpoint drops outside traffic, pods still get through", func(t *testing.T) {
-		if _, err := ovstest.ProbeTCP(client, netip.Addr{}, netip.AddrPortFrom(ovstest.NodeIP4, 30082), 500*time.Millisecond); !errors.Is(err, ovstest.ErrTimeout) {
+		if _, err := ovstest.ProbeTCP(client, netip.Addr{}, netip.AddrPortFrom(nodeIP, 30082), 500*time.Millisecond); !errors.Is(err, ovstest.ErrTimeout) {
 			t.Fatalf("outside: %v, want dropped", err)
 		}
-		if id, err := ovstest.ProbeTCP(w.client.NS, netip.Addr{}, netip.AddrPortFrom(ovstest.NodeIP4, 30082), probeTimeout); id != "r1" {
+		if id, err := ovstest.ProbeTCP(w.client.NS, netip.Addr{}, netip.AddrPortFrom(nodeIP, 30082), probeTimeout); id != "r1" {
 			t.Fatalf("pod: %q, %v", id, err)
 		}
 	})

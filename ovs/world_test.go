@@ -16,16 +16,20 @@ import (
 	discovery "k8s.io/api/discovery/v1"
 )
 
-// world is a bridge with pods, a network behind its uplink, and a driver.
+// world is node-1 with this test's driver in the test process (so a test
+// drives Sync and Apply itself), node-2 with a switchyard process, pods on
+// both attached by switchyard-cni, and the outside.
 type world struct {
-	t      *testing.T
-	o      *ovstest.OVS
-	net    *ovstest.Network
-	p1, p2 *ovstest.Pod
-	client *ovstest.Pod
-	opts   Options
-	d      *Driver
-	tr     *tracker.Tracker
+	t         *testing.T
+	c         *ovstest.Cluster
+	n         *ovstest.Node // node-1
+	o         *ovstest.OVS  // node-1's
+	p1, p2, p *ovstest.Pod
+	client    *ovstest.Pod
+	r1        *ovstest.Pod // on node-2
+	opts      Options
+	d         *Driver
+	tr        *tracker.Tracker
 }
 
 const bridge = "br-sy"
@@ -37,35 +41,53 @@ var (
 	cIP4   = netip.MustParseAddr("10.244.1.7")
 	cIP6   = netip.MustParseAddr("fd00:244:1::7")
 	remote = netip.MustParseAddr("10.244.2.10")
+	nodeIP = netip.MustParseAddr("192.168.100.10")
+	node6  = netip.MustParseAddr("fd00:100::10")
+
+	node2 = ovstest.NodeSpec{Name: "node-2",
+		IPs:      []netip.Addr{netip.MustParseAddr("192.168.100.11"), netip.MustParseAddr("fd00:100::11")},
+		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.2.0/24"), netip.MustParsePrefix("fd00:244:2::/64")}}
 )
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{t: t, o: ovstest.Start(t)}
-	w.o.AddBridge(bridge)
-	w.net = w.o.AddNetwork(bridge)
-	w.p1 = w.o.AddPod(bridge, "p1", p1IP4, p1IP6)
-	w.p2 = w.o.AddPod(bridge, "p2", p2IP4)
-	w.client = w.o.AddPod(bridge, "c", cIP4, cIP6)
-	w.o.AddRemoteBackend(w.net, remote)
+	c := ovstest.NewCluster(t, false, node1, node2)
+	w := &world{t: t, c: c, n: c.Nodes[0], o: c.Nodes[0].OVS}
+	for _, p := range []string{"203.0.113.0/24", "192.0.2.0/24"} {
+		c.RouteToNode(netip.MustParsePrefix(p), w.n)
+	}
+
+	// node-2: a switchyard process that knows both nodes, and r1.
+	file := c.WriteClusterFile(t)
+	n2 := c.Nodes[1]
+	p := n2.StartSwitchyard(t, "--file="+file, "--min-sync-period=0")
+	if err := p.WaitSynced(time.Time{}, func() bool { return true }, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	w.r1 = n2.AddPod(t, "r1", remote)
+	ovstest.ServeTCP(t, w.r1.NS, 8080, "r1")
+	ovstest.ServeUDP(t, w.r1.NS, 5353, "r1")
+
+	// node-1: the driver under test, made from the flags a user passes.
+	fs := newFlagSet()
+	w.opts.AddFlags(fs)
+	if err := fs.Parse(w.n.DriverFlags()); err != nil {
+		t.Fatal(err)
+	}
+	w.opts.HostNetNS = "/var/run/netns/" + w.n.NS
+	w.tr = tracker.New(tracker.Options{NodeName: "node-1", Peers: true})
+	for _, n := range c.NodeObjects() {
+		w.tr.UpsertNode(n)
+	}
+	w.start()
+	w.sync()
+	w.p1 = w.n.AddPod(t, "p1", p1IP4, p1IP6)
+	w.p2 = w.n.AddPod(t, "p2", p2IP4)
+	w.client = w.n.AddPod(t, "c", cIP4, cIP6)
 	for _, p := range []*ovstest.Pod{w.p1, w.p2} {
 		ovstest.ServeTCP(t, p.NS, 8080, p.Name)
 		ovstest.ServeUDP(t, p.NS, 5353, p.Name)
 	}
-	ovstest.ServeTCP(t, w.net.Node2, 8080, "r1")
-	ovstest.ServeUDP(t, w.net.Node2, 5353, "r1")
-
-	fs := newFlagSet()
-	w.opts.AddFlags(fs)
-	w.opts.Bridge = bridge
-	w.opts.RunDir = w.o.Dir
-	w.opts.DatapathType = "netdev"
-	w.opts.UplinkPort = w.net.UplinkIf
-	w.opts.UplinkNextHop = w.net.RouterMAC.String()
-	w.opts.GatewayIPs = []string{ovstest.Gateway4.String(), ovstest.Gateway6.String()}
-	w.tr = tracker.New(tracker.Options{NodeName: "node-1"})
-	w.tr.UpsertNode(Node("node-1", "zone-a", ovstest.NodeIP4.String(), ovstest.NodeIP6.String()))
-	w.start()
 	return w
 }
 

@@ -97,6 +97,12 @@ func sample() ([]*of.Flow, []*of.Group) {
 		{Table: 9, Priority: 200, Match: []of.Match{of.EthType(of.EthIPv4), of.IPDst(netip.PrefixFrom(ip("10.244.1.5"), 32))}, Goto: -1,
 			Actions: []of.Action{of.SetEthSrc(mac), of.SetEthDst(pod), of.LoadReg{Index: 1, Value: 5, Mask: 0xffffffff}, of.Output(5)}},
 		{Table: 9, Priority: 0, Actions: []of.Action{of.Output(2)}, Goto: -1},
+		{Table: 9, Priority: 190, Match: []of.Match{of.EthType(of.EthIPv4), of.IPDst(netip.MustParsePrefix("10.244.2.0/24"))}, Goto: 10,
+			Actions: []of.Action{of.SetTunDst(ip("192.168.100.11")), of.LoadReg{Index: 1, Value: 7, Mask: 0xffffffff}}},
+		{Table: 9, Priority: 190, Match: []of.Match{of.EthType(of.EthIPv6), of.IPDst(netip.MustParsePrefix("fd00:244:2::/64"))}, Goto: 10,
+			Actions: []of.Action{of.SetTunDst(ip("fd00:100::11")), of.LoadReg{Index: 1, Value: 7, Mask: 0xffffffff}}},
+		{Table: 1, Priority: 210, Match: []of.Match{of.EthType(of.EthARP), of.ArpSpa(ip("0.0.0.0"))}, Goto: -1},
+		{Table: 10, Priority: 0, Actions: []of.Action{of.OutputReg(1)}, Goto: -1},
 	}
 	return flows, groups
 }

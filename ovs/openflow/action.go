@@ -282,3 +282,29 @@ type dropAction struct{}
 
 func (dropAction) Text() string                   { return "drop" }
 func (dropAction) of() (openflow15.Action, error) { return nil, nil }
+
+// OutputReg outputs to the port held in a 32-bit register.
+type OutputReg int
+
+func (o OutputReg) Text() string { return fmt.Sprintf("output:NXM_NX_REG%d[]", int(o)) }
+func (o OutputReg) of() (openflow15.Action, error) {
+	return openflow15.NewOutputFromField(openflow15.NewRegMatchField(int(o), 0, nil), 31), nil
+}
+
+// SetTunDst sets the remote end of a flow-based tunnel port (remote_ip=flow).
+type SetTunDst netip.Addr
+
+func (s SetTunDst) Text() string {
+	ip := netip.Addr(s)
+	if ip.Is4() {
+		return "set_field:" + ip.String() + "->tun_dst"
+	}
+	return "set_field:" + ip.String() + "->tun_ipv6_dst"
+}
+func (s SetTunDst) of() (openflow15.Action, error) {
+	ip := netip.Addr(s)
+	if ip.Is4() {
+		return openflow15.NewActionSetField(*openflow15.NewTunnelIpv4DstField(net.IP(ip.AsSlice()), nil)), nil
+	}
+	return openflow15.NewActionSetField(*openflow15.NewTunnelIpv6DstField(net.IP(ip.AsSlice()), nil)), nil
+}

@@ -70,7 +70,7 @@ func (f *Flow) Identity() uint64 { return f.ensure().identity }
 func (f *Flow) render() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "table=%d,priority=%d", f.Table, f.Priority)
-	for _, m := range f.Match {
+	for _, m := range f.matches() {
 		b.WriteString(",")
 		b.WriteString(m.Text())
 	}
@@ -87,6 +87,29 @@ func (f *Flow) render() string {
 	}
 	b.WriteString(strings.Join(acts, ","))
 	return b.String()
+}
+
+// matches is the flow's match with the matches on one register merged
+// into one (OpenFlow allows each field once; the pipeline matches several
+// marks of one register).
+func (f *Flow) matches() []Match {
+	var out []Match
+	at := map[int]int{} // register index -> position in out
+	for _, m := range f.Match {
+		r, ok := m.(Reg)
+		if !ok {
+			out = append(out, m)
+			continue
+		}
+		if i, seen := at[r.Index]; seen {
+			prev := out[i].(Reg)
+			out[i] = Reg{Index: r.Index, Value: prev.Value&^r.Mask | r.Value&r.Mask, Mask: prev.Mask | r.Mask}
+			continue
+		}
+		at[r.Index] = len(out)
+		out = append(out, r)
+	}
+	return out
 }
 
 // Cookie is the flow's cookie: the tag, the flow kind and a hash of the
@@ -107,7 +130,7 @@ func (f *Flow) FlowMod() (*openflow15.FlowMod, error) {
 	fm.TableId = f.Table
 	fm.Priority = f.Priority
 	fm.Cookie = f.Cookie()
-	for _, m := range f.Match {
+	for _, m := range f.matches() {
 		if err := m.add(&fm.Match); err != nil {
 			return nil, fmt.Errorf("%s: %w", m.Text(), err)
 		}

@@ -291,3 +291,12 @@ func (t NDTarget) add(m *openflow15.Match) error {
 	m.AddField(*f)
 	return nil
 }
+
+// ArpSpa matches the ARP sender protocol address.
+type ArpSpa netip.Addr
+
+func (a ArpSpa) Text() string { return "arp_spa=" + netip.Addr(a).String() }
+func (a ArpSpa) add(m *openflow15.Match) error {
+	m.AddField(*openflow15.NewArpSpaField(net.IP(netip.Addr(a).AsSlice())))
+	return nil
+}

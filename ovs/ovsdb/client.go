@@ -1,6 +1,7 @@
-// Package ovsdb is the OVS driver's OVSDB side, through libovsdb: it
-// creates or checks the bridge and lists and watches the bridge's
-// interfaces, from which pods and the uplink port are learned.
+// Package ovsdb is the OVSDB side of the OVS driver and of switchyard-cni,
+// through libovsdb: it creates or checks the bridge, adds and removes its
+// ports (the gateway, the tunnel, pods), and lists and watches the
+// bridge's interfaces, from which the driver learns pods and its own ports.
 package ovsdb
 
 import (
@@ -60,7 +61,8 @@ func Connect(ctx context.Context, socket string) (*Client, error) {
 	})
 	if _, err := c.Monitor(ctx, c.NewMonitor(
 		client.WithTable(&vswitch.OpenvSwitch{}), client.WithTable(&vswitch.Bridge{}),
-		client.WithTable(&vswitch.Port{}), client.WithTable(&vswitch.Interface{}))); err != nil {
+		client.WithTable(&vswitch.Port{}), client.WithTable(&vswitch.Interface{}),
+		client.WithTable(&vswitch.Datapath{}), client.WithTable(&vswitch.CTZone{}), client.WithTable(&vswitch.CTTimeoutPolicy{}))); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("OVSDB monitor: %w", err)
 	}
@@ -150,7 +152,9 @@ func (cl *Client) EnsureBridge(ctx context.Context, name, dpType string) error {
 type Interface struct {
 	Name        string
 	Type        string
-	OFPort      int // -1: not (yet) attached
+	OFPort      int    // -1: not (yet) attached
+	MAC         string // mac_in_use ("" until OVS reports it)
+	Error       string // why OVS could not attach it ("" if none)
 	ExternalIDs map[string]string
 }
 
@@ -158,6 +162,9 @@ type Interface struct {
 func (cl *Client) Interfaces(ctx context.Context, bridge string) ([]Interface, error) {
 	br := &vswitch.Bridge{Name: bridge}
 	if err := cl.c.Get(ctx, br); err != nil {
+		if errors.Is(err, client.ErrNotFound) {
+			return nil, fmt.Errorf("%w %s", ErrNoBridge, bridge)
+		}
 		return nil, fmt.Errorf("OVSDB: bridge %s: %w", bridge, err)
 	}
 	var out []Interface
@@ -171,13 +178,23 @@ func (cl *Client) Interfaces(ctx context.Context, bridge string) ([]Interface, e
 			if err := cl.c.Get(ctx, i); err != nil {
 				continue
 			}
-			ofport := -1
-			if i.Ofport != nil {
-				ofport = *i.Ofport
-			}
-			out = append(out, Interface{Name: i.Name, Type: i.Type, OFPort: ofport, ExternalIDs: i.ExternalIDs})
+			out = append(out, interfaceOf(i))
 		}
 	}
 	slices.SortFunc(out, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+func interfaceOf(i *vswitch.Interface) Interface {
+	out := Interface{Name: i.Name, Type: i.Type, OFPort: -1, ExternalIDs: i.ExternalIDs}
+	if i.Ofport != nil {
+		out.OFPort = *i.Ofport
+	}
+	if i.MACInUse != nil {
+		out.MAC = *i.MACInUse
+	}
+	if i.Error != nil {
+		out.Error = *i.Error
+	}
+	return out
 }

@@ -3,7 +3,9 @@
 package ovstest
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 
@@ -34,4 +36,19 @@ func InNS(ns string, f func() error) error {
 		runtime.Goexit()
 	}
 	return ferr
+}
+
+// DialerIn returns a dial function (for an http.Transport or a client-go
+// config) whose sockets live in a namespace: Go dials on goroutines of its
+// own, so InNS around a request would not reach the dial.
+func DialerIn(ns string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var c net.Conn
+		err := InNS(ns, func() (err error) {
+			var d net.Dialer
+			c, err = d.DialContext(ctx, network, addr)
+			return err
+		})
+		return c, err
+	}
 }

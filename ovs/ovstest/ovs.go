@@ -26,22 +26,22 @@ type OVS struct {
 	NS     string // network namespace the daemons (and bridge ports) live in
 	DBSock string // unix socket path of ovsdb-server
 
-	t        testing.TB
-	dbPID    int
-	vsPID    int
-	children []string // namespaces made for this OVS's test pods
+	t       testing.TB
+	dbPID   int
+	vsPID   int
+	ownedNS bool // Start made NS and removes it
 }
 
 var seq atomic.Int32
 
 // Binaries the harness needs; make test installs them (hack/ensure-ovs.sh).
-var binaries = []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ip", "ethtool"}
+var binaries = []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ip", "ethtool", "nft"}
 
 // Available reports why OVS tests cannot run here ("" if they can).
 func Available() string {
 	for _, b := range binaries {
 		if _, err := exec.LookPath(b); err != nil {
-			return b + " not found: install openvswitch-switch, iproute2 and ethtool (hack/ensure-ovs.sh does)"
+			return b + " not found: install openvswitch-switch, iproute2, ethtool and nftables (hack/ensure-ovs.sh does)"
 		}
 	}
 	if os.Geteuid() != 0 {
@@ -60,24 +60,38 @@ func Require(t testing.TB) {
 	}
 }
 
-// Start launches a private OVS and registers its cleanup.
+// Start launches a private OVS in a namespace of its own and registers
+// its cleanup (the namespace goes with it).
 func Start(t testing.TB) *OVS {
 	t.Helper()
 	Require(t)
+	ns := fmt.Sprintf("sy-t%d-%d", os.Getpid(), seq.Add(1))
+	if out, err := run(nil, "ip", "netns", "add", ns); err != nil {
+		t.Fatalf("ip netns add %s: %v\n%s", ns, err, out)
+	}
+	o := startIn(t, ns)
+	o.ownedNS = true
+	o.must("ip", "netns", "exec", o.NS, "ip", "link", "set", "lo", "up")
+	o.must("ip", "netns", "exec", o.NS, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
+	return o
+}
+
+// StartIn launches a private OVS in an existing namespace (a node's host)
+// and registers its cleanup; the namespace stays.
+func StartIn(t testing.TB, ns string) *OVS {
+	t.Helper()
+	Require(t)
+	return startIn(t, ns)
+}
+
+func startIn(t testing.TB, ns string) *OVS {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "sy-ovs-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &OVS{
-		Dir:    dir,
-		NS:     fmt.Sprintf("sy-t%d-%d", os.Getpid(), seq.Add(1)),
-		DBSock: filepath.Join(dir, "db.sock"),
-		t:      t,
-	}
+	o := &OVS{Dir: dir, NS: ns, DBSock: filepath.Join(dir, "db.sock"), t: t}
 	t.Cleanup(o.stop)
-	o.must("ip", "netns", "add", o.NS)
-	o.must("ip", "netns", "exec", o.NS, "ip", "link", "set", "lo", "up")
-	noDAD(o, o.NS)
 	o.must("ovsdb-tool", "create", filepath.Join(dir, "conf.db"), "/usr/share/openvswitch/vswitch.ovsschema")
 	o.startDB()
 	o.Vsctl("--no-wait", "init")
@@ -90,9 +104,12 @@ func (o *OVS) env() []string {
 }
 
 // run runs a command with the OVS environment and returns its output.
-func (o *OVS) run(name string, args ...string) (string, error) {
+func (o *OVS) run(name string, args ...string) (string, error) { return run(o.env(), name, args...) }
+
+// run runs a command (with env, when not nil) and returns its output.
+func run(env []string, name string, args ...string) (string, error) {
 	cmd := exec.Command(name, args...)
-	cmd.Env = o.env()
+	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -171,10 +188,9 @@ func kill(pid int) {
 func (o *OVS) stop() {
 	kill(o.vsPID)
 	kill(o.dbPID)
-	for _, ns := range o.children {
-		_, _ = o.run("ip", "netns", "del", ns)
+	if o.ownedNS {
+		_, _ = o.run("ip", "netns", "del", o.NS)
 	}
-	_, _ = o.run("ip", "netns", "del", o.NS)
 	if o.t.Failed() {
 		for _, f := range []string{"ovs-vswitchd.log", "ovsdb-server.log"} {
 			if b, err := os.ReadFile(filepath.Join(o.Dir, f)); err == nil {
@@ -236,4 +252,9 @@ func (o *OVS) AddBridge(name string) {
 	o.t.Helper()
 	o.Vsctl("add-br", name, "--", "set", "bridge", name, "datapath_type=netdev",
 		"protocols=OpenFlow13,OpenFlow15", "fail_mode=secure")
+}
+
+// OFPort returns an interface's OpenFlow port number.
+func (o *OVS) OFPort(iface string) string {
+	return strings.TrimSpace(o.Vsctl("get", "interface", iface, "ofport"))
 }

@@ -31,7 +31,8 @@ func listenTCP(t testing.TB, ns, host string, port uint16) net.Listener {
 }
 
 // ServeTCP answers every connection to port (all addresses) in a
-// namespace with "identity\n", until the test ends.
+// namespace with "identity\n" and the address it came from ("src\n"),
+// until the test ends.
 func ServeTCP(t testing.TB, ns string, port uint16, identity string) {
 	t.Helper()
 	ServeTCPAt(t, ns, "", port, identity)
@@ -47,13 +48,14 @@ func ServeTCPAt(t testing.TB, ns, host string, port uint16, identity string) {
 			if err != nil {
 				return
 			}
-			fmt.Fprintln(c, identity)
+			fmt.Fprintf(c, "%s\n%s\n", identity, remoteIP(c.RemoteAddr()))
 			c.Close()
 		}
 	}()
 }
 
-// ServeUDP answers every datagram to port in a namespace with identity.
+// ServeUDP answers every datagram to port in a namespace with identity and
+// the address it came from ("identity\nsrc").
 func ServeUDP(t testing.TB, ns string, port uint16, identity string) {
 	t.Helper()
 	ServeUDPAt(t, ns, "", port, identity)
@@ -78,7 +80,7 @@ func ServeUDPAt(t testing.TB, ns, host string, port uint16, identity string) {
 			if err != nil {
 				return
 			}
-			pc.WriteTo([]byte(identity), from)
+			pc.WriteTo([]byte(identity+"\n"+remoteIP(from)), from)
 		}
 	}()
 }
@@ -126,36 +128,65 @@ func dialFrom(ns, network string, src netip.Addr, dst netip.AddrPort, timeout ti
 // ProbeTCP connects from a namespace (optionally from a source address)
 // and returns the identity the server sent.
 func ProbeTCP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, error) {
+	id, _, err := ProbeTCPSeen(ns, src, dst, timeout)
+	return id, err
+}
+
+// ProbeTCPSeen is ProbeTCP that also returns the source address the
+// server saw.
+func ProbeTCPSeen(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, netip.Addr, error) {
 	c, err := dialFrom(ns, "tcp", src, dst, timeout)
 	if err != nil {
-		return "", err
+		return "", netip.Addr{}, err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(timeout))
-	line, err := bufio.NewReader(c).ReadString('\n')
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
 	if err != nil {
-		return "", classify(err)
+		return "", netip.Addr{}, classify(err)
 	}
-	return strings.TrimSpace(line), nil
+	seenLine, _ := r.ReadString('\n')
+	seen, _ := netip.ParseAddr(strings.TrimSpace(seenLine))
+	return strings.TrimSpace(line), seen, nil
 }
 
-// ProbeUDP sends one datagram from a namespace and returns the reply.
+// ProbeUDP sends one datagram from a namespace and returns the identity in
+// the reply.
 func ProbeUDP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, error) {
+	id, _, err := ProbeUDPSeen(ns, src, dst, timeout)
+	return id, err
+}
+
+// ProbeUDPSeen is ProbeUDP that also returns the source address the
+// server saw.
+func ProbeUDPSeen(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, netip.Addr, error) {
 	c, err := dialFrom(ns, "udp", src, dst, timeout)
 	if err != nil {
-		return "", err
+		return "", netip.Addr{}, err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(timeout))
 	if _, err := c.Write([]byte("probe")); err != nil {
-		return "", classify(err)
+		return "", netip.Addr{}, classify(err)
 	}
 	buf := make([]byte, 256)
 	n, err := c.Read(buf)
 	if err != nil {
-		return "", classify(err)
+		return "", netip.Addr{}, classify(err)
 	}
-	return string(buf[:n]), nil
+	id, seenText, _ := strings.Cut(string(buf[:n]), "\n")
+	seen, _ := netip.ParseAddr(seenText)
+	return id, seen, nil
+}
+
+// remoteIP is a peer's address without its port.
+func remoteIP(a net.Addr) string {
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return ""
+	}
+	return ap.Addr().Unmap().String()
 }
 
 // ServeEcho echoes every line back on long-lived connections.

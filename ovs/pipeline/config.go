@@ -8,32 +8,52 @@ import (
 	"github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
 
-// PortLocal is the bridge's own port.
-const PortLocal = uint32(openflow.PortLocal)
-
 // Config is what the pipeline needs to know of the node and the bridge.
 type Config struct {
 	// CtZone is the DNAT conntrack zone; CtZone+1 is the SNAT zone.
 	CtZone uint16
-	// GatewayMAC is the virtual router's MAC: pods and the uplink's next
-	// hop send to it, and it is the source of routed packets.
-	GatewayMAC net.HardwareAddr
-	// GatewayIPs are the pods' default gateways (one per family), answered
-	// by the neighbour responder.
-	GatewayIPs []netip.Addr
-	// NodeIPs are the addresses NodePorts listen on and masqueraded
-	// traffic leaves from; answered by the neighbour responder.
+	// RouterMAC is the bridge's virtual router: the source of every packet
+	// it routes and the address its neighbour responder gives for every
+	// address asked about (pods and the host reach everything through it).
+	RouterMAC net.HardwareAddr
+	// NodeIPs are the node's addresses: NodePorts listen on them, and
+	// traffic from the gateway port with one of them as its source is the
+	// node's own.
 	NodeIPs []netip.Addr
-	// HairpinIPs are the virtual sources of hairpin connections, one per
-	// family.
-	HairpinIPs []netip.Addr
-	// UplinkPort is the uplink's OpenFlow port (0: no uplink); traffic not
-	// for a local pod leaves through it to UplinkNextHopMAC.
-	UplinkPort       uint32
-	UplinkNextHopMAC net.HardwareAddr
+	// PodCIDRs are this node's pod CIDRs (one per family); their first
+	// addresses are the gateway IPs.
+	PodCIDRs []netip.Prefix
+	// VirtualIPs (one per family) are the source the bridge gives
+	// connections it masquerades towards the host (which masquerades them
+	// again to its own address on the way out), and the next hop of the
+	// host's routes into the bridge.
+	VirtualIPs []netip.Addr
+	// NodePortIPs (one per family) are where the host DNATs NodePort
+	// traffic that reaches it, so that it enters the bridge.
+	NodePortIPs []netip.Addr
+	// GatewayPort and GatewayMAC are the gateway port (the host's side of
+	// the bridge); 0 and nil until the port is up.
+	GatewayPort uint32
+	GatewayMAC  net.HardwareAddr
+	// TunnelPort is the overlay's tunnel port; 0 in routed mode (other
+	// nodes' pods are then reached through the host).
+	TunnelPort uint32
 	// ControllerID goes in controller() actions.
 	ControllerID uint16
 }
+
+// GatewayIPs are the pods' default gateways: the first address of each
+// pod CIDR, held by the host on the gateway port.
+func (c *Config) GatewayIPs() []netip.Addr {
+	out := make([]netip.Addr, 0, len(c.PodCIDRs))
+	for _, p := range c.PodCIDRs {
+		out = append(out, GatewayOf(p))
+	}
+	return out
+}
+
+// GatewayOf is the gateway IP of a pod CIDR: its first address.
+func GatewayOf(p netip.Prefix) netip.Addr { return p.Masked().Addr().Next() }
 
 // Pod is a pod attached to the bridge (learned from OVSDB).
 type Pod struct {
@@ -41,6 +61,13 @@ type Pod struct {
 	Port uint32
 	MAC  net.HardwareAddr
 	IPs  []netip.Addr
+}
+
+// Peer is another node whose pods the overlay reaches through the tunnel.
+type Peer struct {
+	Name     string
+	IP       netip.Addr // the tunnel's remote end
+	PodCIDRs []netip.Prefix
 }
 
 func (c *Config) snatZone() uint16 { return c.CtZone + 1 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"hash/fnv"
 	"net/netip"
+	"slices"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
@@ -107,15 +108,31 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 		// External frontends.
 		var ext []frontend
 		if sp.NodePort != 0 {
-			for _, ip := range c.NodeIPs {
+			// The node's addresses (reached so by pods), and the address
+			// the host DNATs NodePort traffic it receives to.
+			for _, ip := range append(append([]netip.Addr{}, c.NodeIPs...), c.NodePortIPs...) {
 				if graph.FamilyOf(ip) == fam {
 					ext = append(ext, frontend{ip: ip, port: sp.NodePort})
 				}
 			}
 		}
+		// An external or load-balancer IP that is the node's own address
+		// reaches the bridge as the host DNATed it, at the NodePort
+		// address.
+		onNode := func(fe frontend) []frontend {
+			out := []frontend{fe}
+			if slices.Contains(c.NodeIPs, fe.ip) {
+				for _, ip := range c.NodePortIPs {
+					if graph.FamilyOf(ip) == fam {
+						out = append(out, frontend{ip: ip, port: fe.port, ranges: fe.ranges})
+					}
+				}
+			}
+			return out
+		}
 		for _, ip := range sp.ExternalIPs {
 			if graph.FamilyOf(ip) == fam {
-				ext = append(ext, frontend{ip: ip, port: sp.Port})
+				ext = append(ext, onNode(frontend{ip: ip, port: sp.Port})...)
 			}
 		}
 		for _, ip := range sp.LoadBalancerIPs {
@@ -126,7 +143,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 						fe.ranges = append(fe.ranges, r)
 					}
 				}
-				ext = append(ext, fe)
+				ext = append(ext, onNode(fe)...)
 			}
 		}
 		local := sp.ExternalTrafficPolicy == graph.PolicyLocal
@@ -143,7 +160,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 				// Traffic from this node (pods, the node itself) short-circuits
 				// to cluster endpoints; the node's own is masqueraded.
 				vs = []variant{
-					{220, m(of.Reg{Index: regSource, Value: srcNode, Mask: srcMask}), true, "short-circuit", lists.short},
+					{220, m(matchSource(srcNode)), true, "short-circuit", lists.short},
 					{210, m(of.Reg{Index: regSource, Value: srcLocalBit, Mask: srcLocalBit}), false, "short-circuit", lists.short},
 					{200, nil, false, "external", lists.external},
 				}
@@ -163,7 +180,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 				for _, v := range vs {
 					acts := target(v.kind, v.targets)
 					if v.masq && len(v.targets) > 0 {
-						acts = append(a(of.LoadReg{Index: regFlags, Value: flagMasquerade, Mask: flagMasquerade}), acts...)
+						acts = append(a(setFlag(flagMasquerade)), acts...)
 					}
 					match := append(append(base(fe), src...), v.source...)
 					res.Flows = append(res.Flows, flow(ServiceLB, v.prio, match, acts, nil))
@@ -245,12 +262,12 @@ func matchEndpointIP(ip netip.Addr) of.Match {
 	return of.XXReg{Index: xxregEndpoint6, Value: ip.As16()}
 }
 
-// dnatFlow commits a connection with DNAT to one endpoint.
+// dnatFlow commits a connection with DNAT to one endpoint, then routes it.
 func dnatFlow(c *Config, e graph.Endpoint, proto of.IPProto) *of.Flow {
 	return flow(EndpointDNAT, 200,
 		m(of.EthType(ethType(graph.FamilyOf(e.IP))), of.IPProto(proto), matchEndpointIP(e.IP),
 			of.Reg{Index: regEndpoint, Value: stateSelected | uint32(e.Port), Mask: endpointMask}),
-		a(of.CT{Commit: true, Zone: c.CtZone, Table: int(ServiceSNAT.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
+		a(setFlag(serviceBit), of.CT{Commit: true, Zone: c.CtZone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
 			SetMark: markService, MarkMask: markService}), nil)
 }
 

@@ -1,0 +1,109 @@
+package ovs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+
+	"github.com/switchyard-proxy/switchyard/cni"
+	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
+	"k8s.io/klog/v2"
+)
+
+// syncHostLocked brings the host to the model's host side: a full read
+// back after a Sync, else only what changed. After a full one, or when the
+// node's side changed, the gateway's MTU and the node file for
+// switchyard-cni follow (not on every Service change).
+func (d *Driver) syncHostLocked(ctx context.Context) error {
+	m := d.model
+	cfg := m.hostConfig(d.opts.GatewayInterface)
+	keep := m.routesFrontend
+	if len(cfg.Addresses) == 0 {
+		d.sayOnce("no-pod-cidr", "The node has no pod CIDR yet (spec.podCIDRs is empty): pods cannot get addresses until it has one", "node", m.node.Name)
+	}
+	var err error
+	full := !d.hostOK || !cfg.Equal(d.hostCfg)
+	if !d.hostOK {
+		err = d.host.Sync(ctx, cfg, m.host.frontendList(keep), m.host.nodePortList())
+	} else {
+		changes, nodePorts := m.host.pending(keep)
+		err = d.host.Update(ctx, cfg, changes, func() []netip.Addr { return m.host.frontendList(keep) }, nodePorts)
+	}
+	if err != nil {
+		d.hostOK = false
+		return fmt.Errorf("the host's network: %w", err)
+	}
+	d.hostOK, d.hostCfg = true, cfg
+	m.host.committed()
+	for _, r := range d.host.Unroutable() {
+		d.sayOnce("unroutable/"+r.Dst.String(), "A peer's pod CIDR cannot be routed to its node (not in this node's subnet): the network must route it (or use an overlay, --ovs-encap)",
+			"podCIDR", r.Dst, "node", r.Via)
+	}
+	if !full {
+		return nil
+	}
+	mtu := d.mtuLocked()
+	if mtu != d.mtu {
+		if err := d.db.AddPort(ctx, d.opts.Bridge, ovsdb.PortSpec{Name: d.opts.GatewayInterface, Type: "internal",
+			MTURequest: mtu, ExternalIDs: map[string]string{KeyRole: "gateway"}}); err != nil {
+			d.hostOK = false // retried in full by the next commit
+			return err
+		}
+		d.mtu = mtu
+	}
+	n := cni.NodeNetwork{Node: m.node.Name, PodCIDRs: m.cfg.PodCIDRs, Gateways: m.cfg.GatewayIPs(), MTU: mtu,
+		TxChecksumOffload: d.opts.DatapathType != "netdev"}
+	if err := cni.WriteNodeNetwork(d.opts.NodeFile, n); err != nil {
+		d.hostOK = false
+		return fmt.Errorf("node file for switchyard-cni: %w", err)
+	}
+	return nil
+}
+
+// mtuLocked is the pods' MTU: --ovs-mtu, else the MTU of the interface
+// holding the node's first address (1500 when none on this host does)
+// less the tunnel's overhead.
+func (d *Driver) mtuLocked() int {
+	if d.opts.MTU > 0 {
+		return d.opts.MTU
+	}
+	base, underlay6 := 1500, false
+	if ips := d.model.cfg.NodeIPs; len(ips) > 0 {
+		underlay6 = ips[0].Is6()
+		if mtu, ok := d.host.LinkMTU(ips[0]); ok {
+			base = mtu
+		}
+	}
+	return base - tunnelOverhead(d.opts.Encap, underlay6)
+}
+
+// markProgrammedLocked tells switchyard-cni, through each pod port's
+// switchyard.io/programmed, that the port's flows are installed.
+func (d *Driver) markProgrammedLocked(ctx context.Context) {
+	for _, p := range d.ports.pods {
+		want := fmt.Sprint(p.Port)
+		if p.programmed == want {
+			continue
+		}
+		if err := d.db.SetInterfaceExternalIDs(ctx, p.iface, map[string]string{cni.KeyProgrammed: want}); err != nil {
+			klog.ErrorS(err, "Could not mark a pod's port as programmed", "port", p.iface)
+		}
+	}
+}
+
+// sayOnce logs a condition the first time it is seen.
+func (d *Driver) sayOnce(key, msg string, kv ...any) {
+	if !d.reported[key] {
+		d.reported[key] = true
+		klog.InfoS(msg, kv...)
+	}
+}
+
+func removeNodeFile(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

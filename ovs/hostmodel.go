@@ -1,0 +1,197 @@
+package ovs
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/switchyard-proxy/switchyard/cni"
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
+	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
+)
+
+// hostModel is the host's share of the services: the frontend addresses
+// the host routes into the bridge, and the ports it DNATs on the node's
+// own addresses (NodePorts, and external IPs that are a node address).
+// Both are reference-counted over service ports, and changes are recorded
+// so a commit touches only what changed.
+type hostModel struct {
+	bySP      map[graph.ServicePortName]hostShare
+	frontends map[netip.Addr]int
+	nodePorts map[hostnet.ProtoPort]int
+
+	touched          map[netip.Addr]bool // frontends that came or went
+	nodePortsChanged bool
+}
+
+// hostShare is what one service port asks of the host.
+type hostShare struct {
+	frontends []netip.Addr
+	nodePorts []hostnet.ProtoPort
+}
+
+func newHostModel() *hostModel {
+	return &hostModel{bySP: map[graph.ServicePortName]hostShare{}, frontends: map[netip.Addr]int{},
+		nodePorts: map[hostnet.ProtoPort]int{}, touched: map[netip.Addr]bool{}}
+}
+
+// shareOf is what a service port asks of the host: its ClusterIPs,
+// external and load-balancer IPs are routed into the bridge, except those
+// that are this node's addresses, whose ports are DNATed like its NodePort.
+func shareOf(sp *graph.ServicePort, nodeIPs []netip.Addr) hostShare {
+	var s hostShare
+	proto := strings.ToLower(string(sp.Name.Protocol))
+	if sp.NodePort != 0 {
+		s.nodePorts = append(s.nodePorts, hostnet.ProtoPort{Proto: proto, Port: sp.NodePort})
+	}
+	for _, ip := range slices.Concat(sp.ClusterIPs, sp.ExternalIPs, sp.LoadBalancerIPs) {
+		if slices.Contains(nodeIPs, ip) {
+			pp := hostnet.ProtoPort{Proto: proto, Port: sp.Port}
+			if !slices.Contains(s.nodePorts, pp) {
+				s.nodePorts = append(s.nodePorts, pp)
+			}
+			continue
+		}
+		if !slices.Contains(s.frontends, ip) {
+			s.frontends = append(s.frontends, ip)
+		}
+	}
+	return s
+}
+
+// setServicePort replaces what a service port asks (nil: it is gone).
+func (h *hostModel) setServicePort(sp *graph.ServicePort, name graph.ServicePortName, nodeIPs []netip.Addr) {
+	old := h.bySP[name]
+	var cur hostShare
+	if sp != nil {
+		cur = shareOf(sp, nodeIPs)
+		h.bySP[name] = cur
+	} else {
+		delete(h.bySP, name)
+	}
+	for _, ip := range cur.frontends {
+		if h.frontends[ip]++; h.frontends[ip] == 1 {
+			h.touched[ip] = true
+		}
+	}
+	for _, ip := range old.frontends {
+		if h.frontends[ip]--; h.frontends[ip] == 0 {
+			delete(h.frontends, ip)
+			h.touched[ip] = true
+		}
+	}
+	for _, p := range cur.nodePorts {
+		if h.nodePorts[p]++; h.nodePorts[p] == 1 {
+			h.nodePortsChanged = true
+		}
+	}
+	for _, p := range old.nodePorts {
+		if h.nodePorts[p]--; h.nodePorts[p] == 0 {
+			delete(h.nodePorts, p)
+			h.nodePortsChanged = true
+		}
+	}
+}
+
+// frontendList lists the frontends the host routes (keep filters).
+func (h *hostModel) frontendList(keep func(netip.Addr) bool) []netip.Addr {
+	out := make([]netip.Addr, 0, len(h.frontends))
+	for ip := range h.frontends {
+		if keep(ip) {
+			out = append(out, ip)
+		}
+	}
+	slices.SortFunc(out, func(a, b netip.Addr) int { return a.Compare(b) })
+	return out
+}
+
+// nodePortList lists the ports the host DNATs, sorted.
+func (h *hostModel) nodePortList() []hostnet.ProtoPort {
+	out := make([]hostnet.ProtoPort, 0, len(h.nodePorts))
+	for p := range h.nodePorts {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b hostnet.ProtoPort) int {
+		if c := strings.Compare(a.Proto, b.Proto); c != 0 {
+			return c
+		}
+		return int(a.Port) - int(b.Port)
+	})
+	return out
+}
+
+// pending is what changed since the last commit: frontends to add (true)
+// or remove (false), and the NodePorts if they changed (else nil).
+func (h *hostModel) pending(keep func(netip.Addr) bool) (map[netip.Addr]bool, []hostnet.ProtoPort) {
+	changes := make(map[netip.Addr]bool, len(h.touched))
+	for ip := range h.touched {
+		changes[ip] = h.frontends[ip] > 0 && keep(ip)
+	}
+	var np []hostnet.ProtoPort
+	if h.nodePortsChanged {
+		np = h.nodePortList()
+	}
+	return changes, np
+}
+
+// committed records that the pending changes are on the host.
+func (h *hostModel) committed() {
+	h.touched = map[netip.Addr]bool{}
+	h.nodePortsChanged = false
+}
+
+// hostConfig is the host's side of the node's pod network.
+func (m *model) hostConfig(gateway string) hostnet.Config {
+	c := hostnet.Config{Gateway: gateway, PodPortPrefix: cni.HostVethPrefix, NodeIPs: m.cfg.NodeIPs, PodCIDRs: m.cfg.PodCIDRs}
+	var fams graph.FamilySet
+	for _, p := range m.cfg.PodCIDRs {
+		c.Addresses = append(c.Addresses, netip.PrefixFrom(pipeline.GatewayOf(p), p.Bits()))
+		fams = fams.With(graph.FamilyOf(p.Addr()))
+	}
+	for _, ip := range m.cfg.VirtualIPs {
+		if fams.Has(graph.FamilyOf(ip)) {
+			c.VirtualIPs = append(c.VirtualIPs, ip)
+		}
+	}
+	for _, ip := range m.cfg.NodePortIPs {
+		if fams.Has(graph.FamilyOf(ip)) {
+			c.NodePortIPs = append(c.NodePortIPs, ip)
+		}
+	}
+	c.ClusterPodCIDRs = slices.Clone(m.cfg.PodCIDRs)
+	for _, p := range m.peers.Sorted() {
+		c.ClusterPodCIDRs = append(c.ClusterPodCIDRs, p.PodCIDRs...)
+		for _, cidr := range p.PodCIDRs {
+			fam := graph.FamilyOf(cidr.Addr())
+			if m.overlay {
+				// Into the bridge, which tunnels it.
+				if vip, ok := graph.FirstOfFamily(c.VirtualIPs, fam); ok {
+					c.PeerRoutes = append(c.PeerRoutes, hostnet.Route{Dst: cidr, Via: vip, ViaGateway: true})
+				}
+			} else if ip, ok := graph.FirstOfFamily(p.IPs, fam); ok {
+				// To the node itself (its pods' traffic leaves the bridge
+				// through the host as well).
+				c.PeerRoutes = append(c.PeerRoutes, hostnet.Route{Dst: cidr, Via: ip})
+			}
+		}
+	}
+	return c
+}
+
+// routesFrontend says whether the host routes a frontend into the bridge:
+// not an address of another node (that would take the host's own traffic
+// to that node), nor of this node's pods.
+func (m *model) routesFrontend(ip netip.Addr) bool {
+	for _, p := range m.peers {
+		if slices.Contains(p.IPs, ip) {
+			return false
+		}
+	}
+	for _, p := range m.cfg.PodCIDRs {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,142 @@
+//go:build linux
+
+package hostnet
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"sigs.k8s.io/knftables"
+)
+
+// The table's sets and chains.
+const (
+	setNodeIPs4      = "node-ips-v4"
+	setNodeIPs6      = "node-ips-v6"
+	setNodePorts     = "node-ports"
+	setPodCIDRs4     = "local-pod-cidrs-v4"
+	setPodCIDRs6     = "local-pod-cidrs-v6"
+	setClusterCIDRs4 = "cluster-pod-cidrs-v4"
+	setClusterCIDRs6 = "cluster-pod-cidrs-v6"
+
+	chainPodPorts    = "pod-ports"
+	chainNodePorts   = "nodeport-dnat"
+	chainPrerouting  = "prerouting"
+	chainOutput      = "output"
+	chainPostrouting = "postrouting"
+)
+
+// tableTx fills a transaction that makes the table hold exactly what the
+// configuration and NodePorts call for. nftables applies a transaction
+// whole or not at all, so traffic never sees a half-built table.
+func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort) {
+	tx.Add(&knftables.Table{Comment: knftables.PtrTo("switchyard: NodePorts into the OVS bridge, masquerade of what leaves the node")})
+	sets := []*knftables.Set{
+		{Name: setNodeIPs4, Type: "ipv4_addr"},
+		{Name: setNodeIPs6, Type: "ipv6_addr"},
+		{Name: setNodePorts, Type: "inet_proto . inet_service"},
+		{Name: setPodCIDRs4, Type: "ipv4_addr", Flags: []knftables.SetFlag{knftables.IntervalFlag}},
+		{Name: setPodCIDRs6, Type: "ipv6_addr", Flags: []knftables.SetFlag{knftables.IntervalFlag}},
+		{Name: setClusterCIDRs4, Type: "ipv4_addr", Flags: []knftables.SetFlag{knftables.IntervalFlag}},
+		{Name: setClusterCIDRs6, Type: "ipv6_addr", Flags: []knftables.SetFlag{knftables.IntervalFlag}},
+	}
+	for _, s := range sets {
+		tx.Add(s)
+		tx.Flush(s)
+	}
+	nat, filter := knftables.NATType, knftables.FilterType
+	chains := []*knftables.Chain{
+		{Name: chainPodPorts, Type: &filter, Hook: knftables.PtrTo(knftables.PreroutingHook), Priority: knftables.PtrTo(knftables.RawPriority)},
+		{Name: chainNodePorts},
+		{Name: chainPrerouting, Type: &nat, Hook: knftables.PtrTo(knftables.PreroutingHook), Priority: knftables.PtrTo(knftables.DNATPriority)},
+		{Name: chainOutput, Type: &nat, Hook: knftables.PtrTo(knftables.OutputHook), Priority: knftables.PtrTo(knftables.DNATPriority)},
+		{Name: chainPostrouting, Type: &nat, Hook: knftables.PtrTo(knftables.PostroutingHook), Priority: knftables.PtrTo(knftables.SNATPriority)},
+	}
+	for _, ch := range chains {
+		tx.Add(ch)
+		tx.Flush(ch)
+	}
+
+	for _, ip := range c.NodeIPs {
+		tx.Add(&knftables.Element{Set: familySet(ip, setNodeIPs4, setNodeIPs6), Key: []string{ip.String()}})
+	}
+	for _, p := range nodePorts {
+		tx.Add(&knftables.Element{Set: setNodePorts, Key: []string{p.Proto, fmt.Sprint(p.Port)}})
+	}
+	for _, p := range c.PodCIDRs {
+		tx.Add(&knftables.Element{Set: familySet(p.Addr(), setPodCIDRs4, setPodCIDRs6), Key: []string{p.Masked().String()}})
+	}
+	for _, p := range c.ClusterPodCIDRs {
+		tx.Add(&knftables.Element{Set: familySet(p.Addr(), setClusterCIDRs4, setClusterCIDRs6), Key: []string{p.Masked().String()}})
+	}
+
+	// A pod's veth is a port of the bridge: what arrives on its host end is
+	// the bridge's, never the host's. (The kernel datapath takes such
+	// packets from the host's stack; the userspace datapath reads them as a
+	// raw socket and leaves them to it, which would answer or route them.)
+	tx.Add(&knftables.Rule{Chain: chainPodPorts, Rule: knftables.Concat("iifname", quote(c.PodPortPrefix+"*"), "drop")})
+
+	// NodePorts on the node's addresses, from outside and from the node
+	// itself, go to the NodePort address, which is routed into the bridge.
+	for _, ip := range c.NodePortIPs {
+		ipv, set := nfFamily(ip), familySet(ip, setNodeIPs4, setNodeIPs6)
+		tx.Add(&knftables.Rule{Chain: chainNodePorts, Rule: knftables.Concat(
+			ipv, "daddr", "@"+set, "meta l4proto . th dport", "@"+setNodePorts, "dnat", ipv, "to", ip.String())})
+	}
+	tx.Add(&knftables.Rule{Chain: chainPrerouting, Rule: knftables.Concat("iifname", quote(c.Gateway), "return")})
+	tx.Add(&knftables.Rule{Chain: chainPrerouting, Rule: "jump " + chainNodePorts})
+	tx.Add(&knftables.Rule{Chain: chainOutput, Rule: "jump " + chainNodePorts})
+
+	// What leaves the node by another interface than the gateway:
+	// connections the bridge masqueraded to the virtual address, and pods
+	// reaching beyond the cluster's pod CIDRs, take the node's address.
+	tx.Add(&knftables.Rule{Chain: chainPostrouting, Rule: knftables.Concat("oifname", quote(c.Gateway), "return")})
+	for _, ip := range c.VirtualIPs {
+		tx.Add(&knftables.Rule{Chain: chainPostrouting, Rule: knftables.Concat(nfFamily(ip), "saddr", ip.String(), "masquerade")})
+	}
+	for _, fam := range []graph.IPFamily{graph.IPv4, graph.IPv6} {
+		if !hasFamily(c.PodCIDRs, fam) {
+			continue
+		}
+		ipv, local, cluster := "ip", setPodCIDRs4, setClusterCIDRs4
+		if fam == graph.IPv6 {
+			ipv, local, cluster = "ip6", setPodCIDRs6, setClusterCIDRs6
+		}
+		tx.Add(&knftables.Rule{Chain: chainPostrouting, Rule: knftables.Concat(
+			ipv, "saddr", "@"+local, ipv, "daddr", "!=", "@"+cluster, "masquerade")})
+	}
+}
+
+// nodePortsTx replaces the NodePort set's elements.
+func nodePortsTx(tx *knftables.Transaction, nodePorts []ProtoPort) {
+	tx.Flush(&knftables.Set{Name: setNodePorts})
+	for _, p := range nodePorts {
+		tx.Add(&knftables.Element{Set: setNodePorts, Key: []string{p.Proto, fmt.Sprint(p.Port)}})
+	}
+}
+
+func nfFamily(ip netip.Addr) string {
+	if ip.Is4() {
+		return "ip"
+	}
+	return "ip6"
+}
+
+func familySet(ip netip.Addr, v4, v6 string) string {
+	if ip.Is4() {
+		return v4
+	}
+	return v6
+}
+
+func hasFamily(ps []netip.Prefix, fam graph.IPFamily) bool {
+	for _, p := range ps {
+		if graph.FamilyOf(p.Addr()) == fam {
+			return true
+		}
+	}
+	return false
+}
+
+func quote(s string) string { return `"` + s + `"` }

@@ -1,0 +1,101 @@
+package ovs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/switchyard-proxy/switchyard/cni"
+	"github.com/switchyard-proxy/switchyard/internal/atomicfile"
+	"k8s.io/klog/v2"
+)
+
+// ConfListName is the CNI network configuration `switchyard install`
+// writes in the CNI configuration directory.
+const ConfListName = "10-switchyard.conflist"
+
+// confList is the network configuration for switchyard-cni: what DEL
+// needs is here (bridge, OVS, allocations), what only switchyard knows is
+// in the node file.
+func confList(o Options) ([]byte, error) {
+	b, err := json.MarshalIndent(map[string]any{
+		"cniVersion": "1.0.0",
+		"name":       cni.NetworkName,
+		"plugins": []map[string]any{{
+			"type": cni.PluginType, "bridge": o.Bridge, "ovsRunDir": o.RunDir,
+			"nodeFile": o.NodeFile, "ipamDir": o.IPAMDir,
+		}},
+	}, "", "  ")
+	return append(b, '\n'), err
+}
+
+// cniBinary is the switchyard-cni binary to install: --ovs-cni-binary,
+// else the one next to the running switchyard.
+func cniBinary(o Options) (string, error) {
+	if o.CNIBinary != "" {
+		return o.CNIBinary, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(self), "switchyard-cni"), nil
+}
+
+// installCNI puts switchyard-cni into the CNI bin directory (as
+// "switchyard", its type) and its network configuration into the CNI
+// configuration directory, each by writing a temporary file and renaming
+// it, so a runtime never runs a half-copied plugin or reads half a file.
+func installCNI(o Options) error {
+	src, err := cniBinary(o)
+	if err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("switchyard-cni: %w (see --ovs-cni-binary)", err)
+	}
+	defer in.Close()
+	if err := atomicfile.Write(filepath.Join(o.CNIBinDir, cni.PluginType), in, 0o755); err != nil {
+		return err
+	}
+	conf, err := confList(o)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(o.CNIConfDir, ConfListName), bytes.NewReader(conf), 0o644); err != nil {
+		return err
+	}
+	klog.InfoS("Installed switchyard-cni", "binary", filepath.Join(o.CNIBinDir, cni.PluginType), "config", filepath.Join(o.CNIConfDir, ConfListName))
+	return nil
+}
+
+// uninstallCNI removes what installCNI wrote: the configuration only if it
+// is still switchyard's, the plugin binary.
+func uninstallCNI(o Options) error {
+	conf := filepath.Join(o.CNIConfDir, ConfListName)
+	b, err := os.ReadFile(conf)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		var c struct {
+			Name    string `json:"name"`
+			Plugins []struct {
+				Type string `json:"type"`
+			} `json:"plugins"`
+		}
+		if json.Unmarshal(b, &c) == nil && c.Name == cni.NetworkName && len(c.Plugins) > 0 && c.Plugins[0].Type == cni.PluginType {
+			if err := removeFile(conf); err != nil {
+				return err
+			}
+		} else {
+			klog.InfoS("Leaving a CNI configuration that is not switchyard's", "file", conf)
+		}
+	}
+	return removeFile(filepath.Join(o.CNIBinDir, cni.PluginType))
+}
