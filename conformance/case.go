@@ -30,7 +30,10 @@ type Case struct {
 	// its probes do not observe (a sticky-client case does not wait for
 	// the affinity timeout): a driver lacking only these still runs it.
 	IgnoresGaps []dataplanes.Capability `json:"ignoresGaps,omitempty"`
-	File        string                  `json:"-"` // the data file it came from
+	// Requires lists capabilities of the driver as a whole the case
+	// needs (dataplanes.NodeCapabilities: pod-network).
+	Requires []dataplanes.Capability `json:"requires,omitempty"`
+	File     string                  `json:"-"` // the data file it came from
 }
 
 // Step applies and deletes objects, then probes.
@@ -79,6 +82,10 @@ type Expect struct {
 	Sticky bool `json:"sticky,omitempty"`
 	// Distinct: at least this many different endpoints answer.
 	Distinct int `json:"distinct,omitempty"`
+	// Source: every answering backend saw the connection come from this
+	// member's address (of the destination's family), or "node" for the
+	// node's address: "c" means unchanged, "node" masqueraded.
+	Source string `json:"source,omitempty"`
 	// Outcome is "rejected" (TCP reset / ICMP unreachable, promptly),
 	// "dropped" (no answer at all) or "unreached" (no endpoint answers,
 	// however it fails).
@@ -146,6 +153,11 @@ func (c *Case) check() error {
 	for _, g := range c.IgnoresGaps {
 		if !slices.Contains(dataplanes.All, g) {
 			return fmt.Errorf("ignoresGaps: %q is not a capability (%v)", g, dataplanes.All)
+		}
+	}
+	for _, r := range c.Requires {
+		if !slices.Contains(dataplanes.NodeCapabilities, r) {
+			return fmt.Errorf("requires: %q is not a driver capability (%v)", r, dataplanes.NodeCapabilities)
 		}
 	}
 	for i := range c.Steps {
@@ -241,17 +253,17 @@ func (p *ProbeSpec) check() error {
 	}
 	if p.From != "node" {
 		m, ok := World.Member(p.From)
-		if !ok {
-			return fmt.Errorf("from %q: not a member of the world (or \"node\")", p.From)
+		if !ok || m.Kind == NodeHost {
+			return fmt.Errorf("from %q: not a client of the world (a pod, an external client, or \"node\")", p.From)
 		}
 		if _, ok := m.IP(dst.Addr()); !ok {
 			return fmt.Errorf("from %q: it has no address of %s's family", p.From, dst.Addr())
 		}
 	}
-	return p.Expect.check()
+	return p.Expect.check(dst.Addr())
 }
 
-func (e Expect) check() error {
+func (e Expect) check(dst netip.Addr) error {
 	if (len(e.Reaches) == 0) == (e.Outcome == "") {
 		return fmt.Errorf("expect either reaches or outcome")
 	}
@@ -263,10 +275,18 @@ func (e Expect) check() error {
 	if e.Outcome != "" && (e.All || e.Sticky || e.Distinct > 0) {
 		return fmt.Errorf("all, sticky and distinct go with reaches")
 	}
+	if e.Source != "" {
+		if e.Outcome != "" {
+			return fmt.Errorf("source goes with reaches")
+		}
+		if _, ok := e.sourceAddr(dst); !ok {
+			return fmt.Errorf("source %q: not a member with an address of %s's family (or \"node\")", e.Source, dst)
+		}
+	}
 	for _, r := range e.Reaches {
 		name, port, hasPort := strings.Cut(r, ":")
-		if m, ok := World.Member(name); !ok || (m.Kind != LocalPod && m.Kind != RemotePod) {
-			return fmt.Errorf("reaches %q: not a backend of the world", r)
+		if m, ok := World.Member(name); !ok || !m.Serving() {
+			return fmt.Errorf("reaches %q: not a member of the world that serves", r)
 		}
 		if hasPort {
 			if _, err := strconv.ParseUint(port, 10, 16); err != nil {
@@ -275,6 +295,18 @@ func (e Expect) check() error {
 		}
 	}
 	return nil
+}
+
+// sourceAddr is the address Source names for a destination's family.
+func (e Expect) sourceAddr(dst netip.Addr) (netip.Addr, bool) {
+	if e.Source == "node" {
+		return World.NodeIP(dst.Is6()), true
+	}
+	m, ok := World.Member(e.Source)
+	if !ok {
+		return netip.Addr{}, false
+	}
+	return m.IP(dst)
 }
 
 // parseDestination reads "ip:port", "[ip6]:port", "node:port" or

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -41,7 +42,7 @@ func TestBadCasesAreRefusedClearly(t *testing.T) {
 		{"source without the family", "cases:\n- name: a\n  about: b\n  steps:\n  - apply:" + svc + "\n    probes: [{from: r1, to: '[fd00::1]:80', expect: {outcome: rejected}}]", "no address of"},
 		{"bad destination", "cases:\n- name: a\n  about: b\n  steps:\n  - apply:" + svc + "\n    probes: [{from: c, to: 'node:0', expect: {outcome: rejected}}]", "bad port"},
 		{"both expectations", "cases:\n- name: a\n  about: b\n  steps:\n  - apply:" + svc + "\n    probes: [{from: c, to: '10.96.0.1:80', expect: {outcome: rejected, reaches: [p1]}}]", "either reaches or outcome"},
-		{"unknown backend", "cases:\n- name: a\n  about: b\n  steps:\n  - apply:" + svc + "\n    probes: [{from: c, to: '10.96.0.1:80', expect: {reaches: [c]}}]", "not a backend"},
+		{"unknown backend", "cases:\n- name: a\n  about: b\n  steps:\n  - apply:" + svc + "\n    probes: [{from: c, to: '10.96.0.1:80', expect: {reaches: [c]}}]", "not a member of the world that serves"},
 		{"bad delete", "cases:\n- name: a\n  about: b\n  steps:\n  - delete: [Pod x/y]\n    probes: [{from: c, to: '10.96.0.1:80', expect: {outcome: rejected}}]", "want \"Service ns/name\""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,6 +69,13 @@ func TestJudge(t *testing.T) {
 		}
 		return out
 	}
+	from := func(src string, ids ...string) []Answer {
+		out := ans(ids...)
+		for i := range out {
+			out[i].Source = netip.MustParseAddr(src)
+		}
+		return out
+	}
 	for _, tc := range []struct {
 		name string
 		e    Expect
@@ -89,9 +97,13 @@ func TestJudge(t *testing.T) {
 		{"dropped but refused", Expect{Outcome: ExpectDropped}, ans("refused"), false},
 		{"unreached either way", Expect{Outcome: ExpectUnreached}, ans("refused", "none"), true},
 		{"unreached but answered", Expect{Outcome: ExpectUnreached}, ans("none", "p1:8080"), false},
+		{"source as expected", Expect{Reaches: []string{"external"}, Source: "node"}, from("192.168.100.10", "external:9090"), true},
+		{"source not masqueraded", Expect{Reaches: []string{"external"}, Source: "node"}, from("10.244.1.7", "external:9090"), false},
+		{"source unknown to the harness", Expect{Reaches: []string{"r1"}, Source: "c"}, ans("r1:8080"), false},
+		{"source of a member", Expect{Reaches: []string{"r1"}, Source: "c"}, from("10.244.1.7", "r1:8080", "r1:8080"), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			msg := judge(tc.e, tc.as)
+			msg := judge(tc.e, netip.MustParseAddr("10.96.0.1"), tc.as)
 			if (msg == "") != tc.ok {
 				t.Fatalf("judge = %q, want ok=%v", msg, tc.ok)
 			}

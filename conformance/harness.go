@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/source/file"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
 )
 
@@ -31,6 +32,17 @@ type Harness interface {
 	Probe(ctx context.Context, p Probe) Answer
 }
 
+// ObjectHarness is a harness whose driver runs in switchyard processes of
+// their own, fed Kubernetes objects (a file, an API server) as a user runs
+// it, instead of graphs handed to a Driver in the test: Check gives it the
+// cluster's whole state after each step and probes once it returns.
+type ObjectHarness interface {
+	Harness
+	// Program makes the processes hold these Services and EndpointSlices
+	// (with the world's Nodes) and returns once they have programmed them.
+	Program(ctx context.Context, objs file.Objects) error
+}
+
 // NodeSource is the kind of the "node" probe source: the node itself
 // (host network).
 const NodeSource MemberKind = "node"
@@ -44,6 +56,9 @@ type Probe struct {
 	Protocol graph.Protocol
 	Conn     int           // 0-based number of this connection within its probe
 	Interval time.Duration // pause before each connection after the first
+	// NeedsSource: the case checks the source address the backend saw, so
+	// the answer must carry it.
+	NeedsSource bool
 }
 
 // Outcome is what became of one connection.
@@ -60,6 +75,7 @@ const (
 // Answer is what a harness saw of one connection.
 type Answer struct {
 	Outcome  Outcome
-	Identity string // "p1:8080" when Answered
+	Identity string     // "p1:8080" when Answered
+	Source   netip.Addr // the source the backend saw, when the harness knows it
 	Detail   string
 }

@@ -3,13 +3,14 @@ package conformance
 import (
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 )
 
 // judge compares a probe's answers with what the case expects; it returns
 // "" when they agree, else "expected ..., saw ...".
-func judge(e Expect, as []Answer) string {
+func judge(e Expect, dst netip.Addr, as []Answer) string {
 	seen := tally(as)
 	bad := func(why string) string {
 		return fmt.Sprintf("expected %s; saw %s (%s)", e, seen, why)
@@ -44,6 +45,12 @@ func judge(e Expect, as []Answer) string {
 		}
 		if !ok {
 			return bad(a.Identity + " is not expected")
+		}
+		if e.Source != "" {
+			want, _ := e.sourceAddr(dst)
+			if a.Source != want {
+				return bad(fmt.Sprintf("%s saw the connection from %v, not %s (%s)", a.Identity, a.Source, want, e.Source))
+			}
 		}
 		ids[a.Identity]++
 	}
@@ -122,6 +129,9 @@ func (e Expect) String() string {
 	}
 	if e.Distinct > 0 {
 		s += fmt.Sprintf(", from at least %d different", e.Distinct)
+	}
+	if e.Source != "" {
+		s += ", seeing the connection from " + e.Source
 	}
 	return s
 }

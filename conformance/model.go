@@ -34,10 +34,13 @@ func (m *ModelHarness) Factory() dataplanes.Factory { return m.F }
 func (m *ModelHarness) Driver() dataplanes.Driver { return m.D }
 
 // CanProbe implements Harness: a graph has no clock, so timeouts cannot
-// be probed.
+// be probed, and no packets, so no source a backend sees.
 func (m *ModelHarness) CanProbe(p Probe) string {
-	if p.Interval > 0 {
+	switch {
+	case p.Interval > 0:
 		return "a graph model has no clock: timeouts cannot be observed"
+	case p.NeedsSource:
+		return "a graph model does not know the source a backend sees"
 	}
 	return ""
 }

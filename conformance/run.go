@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -10,9 +11,11 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/build"
 	"github.com/switchyard-proxy/switchyard/core/graph"
-	"github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/core/source/file"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
 )
 
 // Status is a case's verdict for one harness.
@@ -74,13 +77,18 @@ func Check(ctx context.Context, h Harness, c Case) Result {
 		return r
 	}
 	tr := newTracker(h.Factory())
+	objs := newObjectSet()
 	for i, s := range c.Steps {
 		s.feed(tr)
 		b := tr.Next(i == 0)
 		var err error
-		if i == 0 {
+		switch oh, ok := h.(ObjectHarness); {
+		case ok:
+			objs.step(s)
+			err = oh.Program(ctx, objs.objects())
+		case i == 0:
 			err = h.Driver().Sync(ctx, b.Snapshot)
-		} else {
+		default:
 			err = h.Driver().Apply(ctx, b.Delta)
 		}
 		if err != nil {
@@ -110,6 +118,11 @@ func unsupported(h Harness, c Case) string {
 	caps := h.Factory().Capabilities()
 	tr := newTracker(h.Factory())
 	var why []string
+	for _, r := range c.Requires {
+		if !caps.Has(r) {
+			why = append(why, fmt.Sprintf("%s: %s", r, caps.Reason(r)))
+		}
+	}
 	for _, s := range c.Steps {
 		s.feed(tr)
 		for _, sp := range tr.Snapshot().ServicePorts {
@@ -132,17 +145,17 @@ func unsupported(h Harness, c Case) string {
 	return strings.Join(why, "; ")
 }
 
-// newTracker makes the core as the command makes it for a driver.
+// newTracker makes the core as the command makes it for a driver, with
+// the world's Nodes.
 func newTracker(f dataplanes.Factory) *tracker.Tracker {
 	tr := tracker.New(tracker.Options{
 		NodeName: World.NodeName,
 		Build:    build.Options{NodePortRange: build.DefaultNodePortRange, Annotations: dataplanes.AnnotationsOf(f)},
+		Peers:    dataplanes.ReadsPeers(f),
 	})
-	var ips []string
-	for _, ip := range World.NodeIPs {
-		ips = append(ips, ip.String())
+	for _, n := range World.NodeObjects() {
+		tr.UpsertNode(n)
 	}
-	tr.UpsertNode(testobj.Node(World.NodeName, World.NodeZone, ips...))
 	return tr
 }
 
@@ -181,7 +194,7 @@ func probe(ctx context.Context, h Harness, spec ProbeSpec) string {
 		}
 		answers = append(answers, h.Probe(ctx, p))
 	}
-	if msg := judge(spec.Expect, answers); msg != "" {
+	if msg := judge(spec.Expect, spec.dst.Addr(), answers); msg != "" {
 		return fmt.Sprintf("%s -> %s/%s x%d: %s", spec.From, spec.To, spec.Protocol, spec.Count, msg)
 	}
 	return ""
@@ -189,7 +202,7 @@ func probe(ctx context.Context, h Harness, spec ProbeSpec) string {
 
 // probe resolves the k-th connection of a probe.
 func (p ProbeSpec) probe(k int) Probe {
-	pr := Probe{From: p.From, Dst: p.dst, Protocol: graph.Protocol(p.Protocol), Conn: k, Interval: p.interval}
+	pr := Probe{From: p.From, Dst: p.dst, Protocol: graph.Protocol(p.Protocol), Conn: k, Interval: p.interval, NeedsSource: p.Expect.Source != ""}
 	if p.From == "node" {
 		pr.FromKind = NodeSource
 		pr.Src = World.NodeIP(p.dst.Addr().Is6())
@@ -199,4 +212,44 @@ func (p ProbeSpec) probe(k int) Probe {
 	pr.FromKind = m.Kind
 	pr.Src, _ = m.IP(p.dst.Addr())
 	return pr
+}
+
+// objectSet is the cluster's Services and EndpointSlices as the steps so
+// far left them (for an ObjectHarness).
+type objectSet struct {
+	services map[string]*v1.Service
+	slices   map[string]*discovery.EndpointSlice
+}
+
+func newObjectSet() *objectSet {
+	return &objectSet{services: map[string]*v1.Service{}, slices: map[string]*discovery.EndpointSlice{}}
+}
+
+func (o *objectSet) step(s Step) {
+	for _, svc := range s.objects.Services {
+		o.services[svc.Namespace+"/"+svc.Name] = svc
+	}
+	for _, sl := range s.objects.Slices {
+		o.slices[sl.Namespace+"/"+sl.Name] = sl
+	}
+	for _, d := range s.deletes {
+		switch d.kind {
+		case "Service":
+			delete(o.services, d.namespace+"/"+d.name)
+		case "EndpointSlice":
+			delete(o.slices, d.namespace+"/"+d.name)
+		}
+	}
+}
+
+// objects lists them in a stable order, deep-copied.
+func (o *objectSet) objects() file.Objects {
+	var out file.Objects
+	for _, k := range slices.Sorted(maps.Keys(o.services)) {
+		out.Services = append(out.Services, o.services[k].DeepCopy())
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.slices)) {
+		out.Slices = append(out.Slices, o.slices[k].DeepCopy())
+	}
+	return out
 }

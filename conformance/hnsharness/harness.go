@@ -80,10 +80,13 @@ func (h *Harness) Driver() dataplanes.Driver { return h.d }
 func (h *Harness) Wrap(f func(dataplanes.Driver) dataplanes.Driver) { h.d = f(h.d) }
 
 // CanProbe implements conformance.Harness: the simulator has no clock, so
-// timeouts cannot be observed.
+// timeouts cannot be observed, and its evaluator reports no source.
 func (h *Harness) CanProbe(p conformance.Probe) string {
-	if p.Interval > 0 {
+	switch {
+	case p.Interval > 0:
 		return "the HNS simulator has no clock: timeouts cannot be observed"
+	case p.NeedsSource:
+		return "the HNS simulator's evaluator does not report the source a backend sees"
 	}
 	return ""
 }

@@ -7,181 +7,68 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
 	"github.com/switchyard-proxy/switchyard/conformance"
+	"github.com/switchyard-proxy/switchyard/core/source/file"
+	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
+	v1 "k8s.io/api/core/v1"
 )
-
-const bridge = "br-sy"
 
 // ProbeTimeout is how long a connection waits for an answer before it
 // counts as dropped.
 const ProbeTimeout = 2 * time.Second
 
-// Harness is the OVS driver on a private OVS with the world around it.
+// syncTimeout bounds how long the switchyard processes may take to
+// program a step.
+const syncTimeout = 30 * time.Second
+
+// Harness is the conformance world with a switchyard process per node.
 type Harness struct {
+	name   string
 	f      *ovs.Factory
-	d      dataplanes.Driver
 	w      *World
 	noSCTP string
 }
 
-// World is the conformance world built around a private OVS: its pods,
-// the network behind the uplink, and servers on every backend.
-type World struct {
-	OVS  *ovstest.OVS
-	Net  *ovstest.Network
-	Pods map[string]*ovstest.Pod // local and client pods by name
-	// Timeout is how long a probe waits for an answer (ProbeTimeout
-	// unless set).
-	Timeout time.Duration
-}
+var _ conformance.ObjectHarness = (*Harness)(nil)
 
-// BuildWorld builds the world on a private OVS (stopped with the test).
-func BuildWorld(t testing.TB) *World {
+// Start builds the world in routed or overlay mode.
+func Start(t testing.TB, overlay bool) *Harness {
 	t.Helper()
-	checkAddressing(t)
-	o := ovstest.Start(t)
-	o.AddBridge(bridge)
-	w := &World{OVS: o, Net: o.AddNetwork(bridge), Pods: map[string]*ovstest.Pod{}, Timeout: ProbeTimeout}
-	for _, m := range conformance.World.Members {
-		switch m.Kind {
-		case conformance.LocalPod, conformance.ClientPod:
-			p := o.AddPod(bridge, m.Name, m.IPs...)
-			w.Pods[m.Name] = p
-			if m.Kind == conformance.LocalPod {
-				serve(t, p.NS, netip.Addr{}, m.Name)
-			}
-		case conformance.RemotePod:
-			for _, ip := range m.IPs {
-				o.AddRemoteBackend(w.Net, ip)
-				serve(t, w.Net.Node2, ip, m.Name)
-			}
-		case conformance.ExternalClient:
-			for _, ip := range m.IPs {
-				if ip != ovstest.ClientIP4 && ip != ovstest.ClientIP6 {
-					o.AddClientAddress(w.Net, ip)
-				}
-			}
-		}
+	w := BuildWorld(t, WorldOptions{Overlay: overlay})
+	name := "ovs-routed"
+	if overlay {
+		name = "ovs-overlay"
 	}
-	return w
-}
-
-// DriverFlags are the --ovs-* flags that point a driver at this world, as
-// a user would pass them to switchyard run.
-func (w *World) DriverFlags() []string {
-	return []string{
-		"--ovs-bridge=" + bridge,
-		"--ovs-rundir=" + w.OVS.Dir,
-		"--ovs-datapath-type=netdev",
-		"--ovs-uplink-port=" + w.Net.UplinkIf,
-		"--ovs-uplink-next-hop-mac=" + w.Net.RouterMAC.String(),
-		"--ovs-gateway-ips=" + ovstest.Gateway4.String() + "," + ovstest.Gateway6.String(),
-	}
-}
-
-// Probe makes one connection in the world (see Harness.Probe).
-func (w *World) Probe(p conformance.Probe) conformance.Answer {
-	ns, src := w.Net.Client, p.Src
-	if pod, ok := w.Pods[p.From]; ok {
-		ns, src = pod.NS, netip.Addr{}
-	}
-	var id string
-	var err error
-	switch p.Protocol {
-	case "UDP":
-		id, err = ovstest.ProbeUDP(ns, src, p.Dst, w.Timeout)
-	case "TCP":
-		id, err = ovstest.ProbeTCP(ns, src, p.Dst, w.Timeout)
-	default:
-		return conformance.Answer{Outcome: conformance.Failed, Detail: "no probe for " + string(p.Protocol)}
-	}
-	switch {
-	case err == nil:
-		return conformance.Answer{Outcome: conformance.Answered, Identity: id}
-	case errors.Is(err, ovstest.ErrRefused):
-		return conformance.Answer{Outcome: conformance.Refused, Detail: err.Error()}
-	case errors.Is(err, ovstest.ErrTimeout):
-		return conformance.Answer{Outcome: conformance.NoAnswer, Detail: fmt.Sprintf("nothing within %v", w.Timeout)}
-	}
-	return conformance.Answer{Outcome: conformance.Failed, Detail: err.Error()}
-}
-
-// Start builds the world and makes the driver through the factory with
-// its command-line flags, as `switchyard run --dataplane ovs` would.
-func Start(t testing.TB) *Harness {
-	t.Helper()
-	w := BuildWorld(t)
-	h := &Harness{w: w, noSCTP: sctpMissing()}
-	h.f = &ovs.Factory{}
-	fs := pflag.NewFlagSet("switchyard", pflag.ContinueOnError)
-	h.f.AddFlags(fs)
-	if err := fs.Parse(w.DriverFlags()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	d, err := h.f.New(ctx, dataplanes.Env{NodeName: conformance.World.NodeName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	h.d = d
-	return h
-}
-
-// checkAddressing fails when the world and the namespaces ovstest wires
-// disagree (the routes behind the uplink are ovstest's).
-func checkAddressing(t testing.TB) {
-	t.Helper()
-	w := conformance.World
-	if w.NodeIP(false) != ovstest.NodeIP4 || w.NodeIP(true) != ovstest.NodeIP6 {
-		t.Fatalf("world node IPs %v, ovstest wires %s and %s", w.NodeIPs, ovstest.NodeIP4, ovstest.NodeIP6)
-	}
-	ext, _ := w.Member("external")
-	if len(ext.IPs) != 2 || ext.IPs[0] != ovstest.ClientIP4 || ext.IPs[1] != ovstest.ClientIP6 {
-		t.Fatalf("world external client %v, ovstest wires %s and %s", ext.IPs, ovstest.ClientIP4, ovstest.ClientIP6)
-	}
-	local4, local6 := netip.MustParsePrefix("10.244.1.0/24"), netip.MustParsePrefix("fd00:244:1::/64")
-	remote4 := netip.MustParsePrefix("10.244.2.0/24")
-	for _, m := range w.Members {
-		for _, ip := range m.IPs {
-			ok := true
-			switch m.Kind {
-			case conformance.LocalPod, conformance.ClientPod:
-				ok = local4.Contains(ip) || local6.Contains(ip)
-			case conformance.RemotePod:
-				ok = remote4.Contains(ip)
-			}
-			if !ok {
-				t.Fatalf("world member %s has %s, outside what ovstest routes", m.Name, ip)
-			}
-		}
-	}
+	return &Harness{name: name, f: &ovs.Factory{}, w: w, noSCTP: sctpMissing()}
 }
 
 // Name implements conformance.Harness.
-func (h *Harness) Name() string { return "ovs" }
+func (h *Harness) Name() string { return h.name }
 
-// Factory implements conformance.Harness.
+// Factory implements conformance.Harness (its capabilities decide what is
+// unsupported; the processes make their own drivers from their flags).
 func (h *Harness) Factory() dataplanes.Factory { return h.f }
 
-// Driver implements conformance.Harness.
-func (h *Harness) Driver() dataplanes.Driver { return h.d }
+// Driver implements conformance.Harness: none in the test, the processes
+// have theirs (see Program).
+func (h *Harness) Driver() dataplanes.Driver { return nil }
+
+// Program implements conformance.ObjectHarness.
+func (h *Harness) Program(ctx context.Context, objs file.Objects) error {
+	return h.w.Program(objs)
+}
 
 // CanProbe implements conformance.Harness.
 func (h *Harness) CanProbe(p conformance.Probe) string {
-	switch {
-	case p.FromKind == conformance.NodeSource:
-		return "the OVS test world has no host-network client (the node's own traffic would enter through the bridge's LOCAL port, which it does not wire)"
-	case p.Protocol == "SCTP" && h.noSCTP != "":
+	if p.Protocol == "SCTP" && h.noSCTP != "" {
 		return h.noSCTP
 	}
 	return ""
@@ -190,6 +77,186 @@ func (h *Harness) CanProbe(p conformance.Probe) string {
 // Probe implements conformance.Harness with a real connection.
 func (h *Harness) Probe(_ context.Context, p conformance.Probe) conformance.Answer {
 	return h.w.Probe(p)
+}
+
+// World is the conformance world on a cluster of namespaces.
+type World struct {
+	Cluster      *ovstest.Cluster
+	Node1, Node2 *ovstest.Node
+	Procs        []*ovstest.Process
+	Pods         map[string]*ovstest.Pod
+	// File is the cluster file both processes read.
+	File string
+	// Timeout is how long a probe waits for an answer (ProbeTimeout
+	// unless set).
+	Timeout time.Duration
+	gen     int
+}
+
+// WorldOptions say how to build the world.
+type WorldOptions struct {
+	// Overlay: VXLAN between the nodes, else routed.
+	Overlay bool
+	// StartNode1 starts switchyard on node-1 and waits until it has
+	// programmed the world's Nodes (nil: a process reading the world's
+	// cluster file, as node-2's does).
+	StartNode1 func(n *ovstest.Node) *ovstest.Process
+}
+
+// BuildWorld builds the cluster, starts switchyard on both nodes with the
+// world's Nodes, attaches the world's pods through switchyard-cni, and
+// starts every server. Everything is stopped and removed with the test.
+func BuildWorld(t testing.TB, o WorldOptions) *World {
+	t.Helper()
+	cw := conformance.World
+	c := ovstest.NewCluster(t, o.Overlay,
+		ovstest.NodeSpec{Name: cw.NodeName, IPs: cw.NodeIPs, PodCIDRs: cw.NodePodCIDRs},
+		ovstest.NodeSpec{Name: cw.Peer.Name, IPs: cw.Peer.IPs, PodCIDRs: cw.Peer.PodCIDRs})
+	w := &World{Cluster: c, Node1: c.Nodes[0], Node2: c.Nodes[1], Pods: map[string]*ovstest.Pod{},
+		File: filepath.Join(c.Dir, "cluster.yaml"), Timeout: ProbeTimeout}
+	for _, p := range []string{"203.0.113.0/24", "192.0.2.0/24", "2001:db8:113::/64"} {
+		c.RouteToNode(netip.MustParsePrefix(p), w.Node1) // external and load-balancer IPs of the cases
+	}
+	if err := w.Program(file.Objects{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []*ovstest.Node{w.Node1, w.Node2} {
+		if n == w.Node1 && o.StartNode1 != nil {
+			w.Procs = append(w.Procs, o.StartNode1(n))
+			continue
+		}
+		w.Procs = append(w.Procs, n.StartSwitchyard(t, "--file="+w.File, "--min-sync-period=0"))
+	}
+	if err := w.waitSynced(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, m := range cw.Members {
+		switch m.Kind {
+		case conformance.LocalPod, conformance.ClientPod:
+			w.Pods[m.Name] = w.Node1.AddPod(t, m.Name, m.IPs...)
+		case conformance.RemotePod:
+			w.Pods[m.Name] = w.Node2.AddPod(t, m.Name, m.IPs...)
+		case conformance.ExternalClient:
+			for _, ip := range m.IPs {
+				if ip != ovstest.ClientIP4 && ip != ovstest.ClientIP6 {
+					c.AddClientAddress(ip)
+				}
+			}
+		}
+		if p, ok := w.Pods[m.Name]; ok && !sameAddrs(p.IPs, m.IPs) {
+			// A pod has an address of every pod CIDR; the world names
+			// those it uses.
+			for _, want := range m.IPs {
+				if !contains(p.IPs, want) {
+					t.Fatalf("switchyard-cni gave %s %v, the world needs %v", m.Name, p.IPs, m.IPs)
+				}
+			}
+		}
+		if ns := w.namespaceOf(m); m.Serving() && !served[ns] {
+			// One set of servers per namespace: the external client's
+			// other addresses answer as "external".
+			served[ns] = true
+			serve(t, ns, m.Name)
+		}
+	}
+	return w
+}
+
+func (w *World) namespaceOf(m conformance.Member) string {
+	switch m.Kind {
+	case conformance.ExternalClient:
+		return w.Cluster.Client
+	case conformance.NodeHost:
+		return w.Node1.NS
+	}
+	return w.Pods[m.Name].NS
+}
+
+// Program writes the cluster file (the world's Nodes, the objects, and a
+// marker Service whose ClusterIP changes every time) and waits until both
+// processes have programmed it.
+func (w *World) Program(objs file.Objects) error {
+	w.gen++
+	marker := netip.AddrFrom4([4]byte{10, 96, 255, byte(w.gen%250 + 1)})
+	var all []any
+	for _, n := range conformance.World.NodeObjects() {
+		all = append(all, n)
+	}
+	for _, s := range objs.Services {
+		all = append(all, s)
+	}
+	for _, s := range objs.Slices {
+		all = append(all, s)
+	}
+	all = append(all, testobj.Service("switchyard-harness", "marker", testobj.ClusterIPs(marker.String()),
+		testobj.Port("p", v1.ProtocolTCP, 1, 0)))
+	since := time.Now()
+	if err := ovstest.WriteObjects(w.File, all...); err != nil {
+		return err
+	}
+	if w.Procs == nil {
+		return nil // not started yet
+	}
+	return w.waitSynced(since, netip.PrefixFrom(marker, 32))
+}
+
+// waitSynced waits until both processes have applied what was written at
+// since (their routes to the marker, when given, are the sign).
+func (w *World) waitSynced(since time.Time, marker ...netip.Prefix) error {
+	for i, p := range w.Procs {
+		n := []*ovstest.Node{w.Node1, w.Node2}[i]
+		ready := func() bool { return len(marker) == 0 || n.HasRoute(marker[0]) }
+		if err := p.WaitSynced(since, ready, syncTimeout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Probe makes one connection in the world (FromKind, when not set, is
+// found from From).
+func (w *World) Probe(p conformance.Probe) conformance.Answer {
+	var ns string
+	src := p.Src
+	if p.FromKind == "" {
+		p.FromKind = conformance.NodeSource
+		if m, ok := conformance.World.Member(p.From); ok {
+			p.FromKind = m.Kind
+		}
+	}
+	switch p.FromKind {
+	case conformance.NodeSource:
+		ns, src = w.Node1.NS, netip.Addr{} // the host picks its source
+	case conformance.ExternalClient:
+		ns = w.Cluster.Client
+	default:
+		pod, ok := w.Pods[p.From]
+		if !ok {
+			return conformance.Answer{Outcome: conformance.Failed, Detail: "no pod " + p.From}
+		}
+		ns, src = pod.NS, netip.Addr{}
+	}
+	var id string
+	var seen netip.Addr
+	var err error
+	switch p.Protocol {
+	case "UDP":
+		id, seen, err = ovstest.ProbeUDPSeen(ns, src, p.Dst, w.Timeout)
+	case "TCP":
+		id, seen, err = ovstest.ProbeTCPSeen(ns, src, p.Dst, w.Timeout)
+	default:
+		return conformance.Answer{Outcome: conformance.Failed, Detail: "no probe for " + string(p.Protocol)}
+	}
+	switch {
+	case err == nil:
+		return conformance.Answer{Outcome: conformance.Answered, Identity: id, Source: seen}
+	case errors.Is(err, ovstest.ErrRefused):
+		return conformance.Answer{Outcome: conformance.Refused, Detail: err.Error()}
+	case errors.Is(err, ovstest.ErrTimeout):
+		return conformance.Answer{Outcome: conformance.NoAnswer, Detail: fmt.Sprintf("nothing within %v", w.Timeout)}
+	}
+	return conformance.Answer{Outcome: conformance.Failed, Detail: err.Error()}
 }
 
 // sctpMissing says why SCTP connections cannot be made here ("" if they
@@ -201,4 +268,25 @@ func sctpMissing() string {
 	}
 	syscall.Close(fd)
 	return "SCTP probes are not written yet"
+}
+
+func contains(list []netip.Addr, ip netip.Addr) bool {
+	for _, x := range list {
+		if x == ip {
+			return true
+		}
+	}
+	return false
+}
+
+func sameAddrs(a, b []netip.Addr) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range b {
+		if !contains(a, x) {
+			return false
+		}
+	}
+	return true
 }
