@@ -1,18 +1,21 @@
 # Linux image of switchyard (the ovs dataplane and any built-in driver).
 # Build: docker build -t ghcr.io/switchyard-proxy/switchyard:0.1.0 .
-# The image holds only the static binary; Open vSwitch itself runs on the
-# node (the chart mounts its run directory).
+# It holds two static binaries, switchyard and switchyard-cni (which
+# `switchyard install` copies to the node's CNI bin directory), and
+# Debian's nft, which knftables drives for the host's nftables table (as
+# kube-proxy's nftables mode does). Open vSwitch itself runs on the node
+# (the chart mounts its run directory); no OVS tool is needed: switchyard
+# speaks OVSDB, OpenFlow and ovs-vswitchd's control socket itself.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/switchyard ./cmd/switchyard
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/switchyard ./cmd/switchyard \
+ && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/switchyard-cni ./cmd/switchyard-cni
 
-# ovs-appctl is used to flush stale UDP conntrack entries; the base image
-# carries the Open vSwitch client tools only.
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends openvswitch-common \
+RUN apt-get update && apt-get install -y --no-install-recommends nftables \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=build /out/switchyard /usr/local/bin/switchyard
+COPY --from=build /out/switchyard /out/switchyard-cni /usr/local/bin/
 ENTRYPOINT ["/usr/local/bin/switchyard"]

@@ -48,7 +48,7 @@ e2e: deps
 ## simulator, the example driver); prints the matrix and writes
 ## docs/conformance.md.
 CONF_OUT  := $(BIN)/conformance
-HARNESSES := ovs,hns-l2bridge,hns-overlay,file-export,graph-model
+HARNESSES := ovs-routed,ovs-overlay,hns-l2bridge,hns-overlay,file-export,graph-model
 conformance: deps
 	@rm -rf $(CONF_OUT); status=0; \
 	SWITCHYARD_CONFORMANCE_OUT=$(CURDIR)/$(CONF_OUT) $(GO) test -count=1 ./conformance/... || status=1; \

@@ -45,6 +45,7 @@ func (f *Factory) Capabilities() dataplanes.Capabilities {
 			dataplanes.ShortCircuit:     "HNS cannot tell a pod's traffic to an external frontend from outside traffic",
 			dataplanes.RejectNoEndpoint: "HNS cannot reject: a frontend without endpoints gets no load balancer",
 			dataplanes.MixedTargetPorts: "an HNS load balancer has one internal port: endpoints on another target port are left out",
+			dataplanes.PodNetwork:       "on Windows the CNI and its HNS network are the pod network; this driver programs Services on it",
 		},
 	}
 }

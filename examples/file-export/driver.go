@@ -35,8 +35,13 @@ func (f *Factory) Description() string {
 // graph, so nothing is lost on the way; what the agent does with it is the
 // agent's business.
 func (f *Factory) Capabilities() dataplanes.Capabilities {
-	return dataplanes.Capabilities{Supported: dataplanes.All}
+	return dataplanes.Capabilities{Supported: dataplanes.All, Gaps: map[dataplanes.Capability]string{
+		dataplanes.PodNetwork: "the graph (peers included) goes to a file; the agent reading it builds the pod network, not this driver"}}
 }
+
+// ReadsPeers implements dataplanes.PeerReader: the file carries the other
+// nodes too, for an agent that builds the pod network between them.
+func (f *Factory) ReadsPeers() bool { return true }
 
 // AddFlags implements dataplanes.Factory.
 func (f *Factory) AddFlags(fs *pflag.FlagSet) {
@@ -72,13 +77,14 @@ type Driver struct {
 	Mode os.FileMode
 
 	node    graph.Node
+	peers   graph.Peers
 	ports   graph.Index
 	written []byte
 }
 
 // Sync implements dataplanes.Driver.
 func (d *Driver) Sync(_ context.Context, s graph.Snapshot) error {
-	d.node, d.ports = s.Node, graph.IndexOf(s.ServicePorts)
+	d.node, d.peers, d.ports = s.Node, graph.PeersOf(s.Peers), graph.IndexOf(s.ServicePorts)
 	return d.write()
 }
 
@@ -86,11 +92,12 @@ func (d *Driver) Sync(_ context.Context, s graph.Snapshot) error {
 // batch retried after a failed write lands the same.
 func (d *Driver) Apply(_ context.Context, delta graph.Delta) error {
 	if d.ports == nil {
-		d.ports = graph.Index{}
+		d.ports, d.peers = graph.Index{}, graph.Peers{}
 	}
 	if delta.Node != nil {
 		d.node = *delta.Node
 	}
+	d.peers.Apply(delta)
 	d.ports.Apply(delta)
 	return d.write()
 }
@@ -108,7 +115,7 @@ func (d *Driver) Cleanup(context.Context) error {
 func (d *Driver) Close() error { return nil }
 
 func (d *Driver) write() error {
-	b, err := encode(graph.Snapshot{Node: d.node, ServicePorts: d.ports.Sorted()})
+	b, err := encode(graph.Snapshot{Node: d.node, Peers: d.peers.Sorted(), ServicePorts: d.ports.Sorted()})
 	if err != nil {
 		return err
 	}

@@ -52,4 +52,7 @@ app.kubernetes.io/component: {{ .os }}
 {{- define "switchyard.commonConfig" -}}
 metrics-bind-address: {{ printf "%s:%d" .Values.metrics.bindAddress (int .Values.metrics.port) | quote }}
 healthz-bind-address: {{ printf "0.0.0.0:%d" (int .Values.health.port) | quote }}
+{{- with .Values.kubeAPIServer }}
+master: {{ . | quote }}
+{{- end }}
 {{- end -}}

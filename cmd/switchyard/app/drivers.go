@@ -34,7 +34,7 @@ func newDriversCommand() *cobra.Command {
 				caps := f.Capabilities()
 				fmt.Fprintf(w, "%s: %s\n", n, f.Description())
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				for _, c := range dataplanes.All {
+				for _, c := range append(append([]dataplanes.Capability{}, dataplanes.All...), dataplanes.NodeCapabilities...) {
 					if caps.Has(c) {
 						fmt.Fprintf(tw, "  %s\tyes\n", c)
 					} else {

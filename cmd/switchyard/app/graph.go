@@ -27,7 +27,7 @@ func newGraphCommand() *cobra.Command {
 			if output != "json" && output != "table" {
 				return usageError{fmt.Errorf("-o must be json or table, not %q", output)}
 			}
-			snap, refused, err := src.snapshotOnce(cmd.Context(), nil)
+			snap, refused, err := src.snapshotOnce(cmd.Context(), nil, true)
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,14 @@ func writeTable(w io.Writer, s graph.Snapshot) error {
 	if len(s.Node.IPs) > 0 {
 		fmt.Fprintf(w, ", IPs %s", joinAddrs(s.Node.IPs, ""))
 	}
-	fmt.Fprintf(w, ": %d service ports\n\n", len(s.ServicePorts))
+	if len(s.Node.PodCIDRs) > 0 {
+		fmt.Fprintf(w, ", pod CIDRs %s", joinPrefixes(s.Node.PodCIDRs))
+	}
+	fmt.Fprintf(w, ": %d service ports\n", len(s.ServicePorts))
+	for _, p := range s.Peers {
+		fmt.Fprintf(w, "peer %s: IPs %s, pod CIDRs %s\n", p.Name, joinAddrs(p.IPs, ""), joinPrefixes(p.PodCIDRs))
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVICE PORT\tFRONTENDS\tPOLICY int/ext\tAFFINITY\tINTERNAL ENDPOINTS\tEXTERNAL ENDPOINTS")
 	for _, sp := range s.ServicePorts {
@@ -144,4 +151,15 @@ func endpointList(sp *graph.ServicePort, eps []graph.Endpoint) string {
 		s = append(s, x)
 	}
 	return strings.Join(s, ",")
+}
+
+func joinPrefixes(ps []netip.Prefix) string {
+	if len(ps) == 0 {
+		return "-"
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return strings.Join(out, ",")
 }

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
 )
@@ -17,7 +19,7 @@ func newRenderCommand() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			snap, refused, err := src.snapshotOnce(cmd.Context(), dataplanes.AnnotationsOf(f))
+			snap, refused, err := src.snapshotOnce(cmd.Context(), dataplanes.AnnotationsOf(f), dataplanes.ReadsPeers(f))
 			if err != nil {
 				return err
 			}
@@ -40,21 +42,25 @@ func addDriverFlags(cmd *cobra.Command) {
 }
 
 func newCleanupCommand() *cobra.Command {
-	var dataplane, nodeName string
+	o := &runOptions{}
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Remove everything a driver programmed, and nothing it does not own",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := dataplanes.Get(dataplane)
+			f, err := dataplanes.Get(o.dataplane)
 			if err != nil {
 				return usageError{err}
 			}
-			src := sourceOptions{nodeName: nodeName, nodePortRange: ""}
+			src := sourceOptions{nodeName: o.src.nodeName, nodePortRange: ""}
 			if _, err := src.complete(); err != nil {
 				return usageError{err}
 			}
-			d, err := f.New(cmd.Context(), dataplanes.Env{NodeName: src.nodeName})
+			env := dataplanes.Env{NodeName: src.nodeName}
+			if c, ok := f.(dataplanes.Cleaner); ok {
+				return c.Cleanup(cmd.Context(), env)
+			}
+			d, err := f.New(cmd.Context(), env)
 			if err != nil {
 				return err
 			}
@@ -62,8 +68,34 @@ func newCleanupCommand() *cobra.Command {
 			return d.Cleanup(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVar(&dataplane, "dataplane", "", "the driver whose state to remove")
-	cmd.Flags().StringVar(&nodeName, "node-name", "", "the node this proxy runs on (default: the host name)")
+	// The flags of run, so that run's --config file works here too.
+	o.addFlags(cmd.Flags())
+	addDriverFlags(cmd)
+	return cmd
+}
+
+func newInstallCommand() *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Put on the node what a driver needs before it runs (ovs: switchyard-cni and its CNI network configuration)",
+		Long: "Put on the node what a driver needs before it runs (ovs: switchyard-cni and its CNI network configuration).\n" +
+			"The chart runs this in the DaemonSet's init container; `switchyard cleanup` removes it again.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := dataplanes.Get(o.dataplane)
+			if err != nil {
+				return usageError{err}
+			}
+			in, ok := f.(dataplanes.Installer)
+			if !ok {
+				return usageError{fmt.Errorf("dataplane %s needs nothing installed", o.dataplane)}
+			}
+			return in.Install(cmd.Context(), dataplanes.Env{})
+		},
+	}
+	// The flags of run, so that run's --config file works here too.
+	o.addFlags(cmd.Flags())
 	addDriverFlags(cmd)
 	return cmd
 }

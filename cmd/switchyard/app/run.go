@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/switchyard-proxy/switchyard/cmd/switchyard/app/health"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	coremetrics "github.com/switchyard-proxy/switchyard/core/metrics"
@@ -45,7 +46,13 @@ func newRunCommand() *cobra.Command {
 			return o.run(cmd.Context())
 		},
 	}
-	fs := cmd.Flags()
+	o.addFlags(cmd.Flags())
+	addDriverFlags(cmd)
+	return cmd
+}
+
+// addFlags registers the flags of `switchyard run`.
+func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	o.src.addFlags(fs)
 	fs.StringVar(&o.dataplane, "dataplane", "", "the dataplane driver (see `switchyard drivers`)")
 	fs.DurationVar(&o.minSyncPeriod, "min-sync-period", time.Second, "apply changes at most this often")
@@ -55,8 +62,6 @@ func newRunCommand() *cobra.Command {
 	fs.BoolVar(&o.profiling, "profiling", false, "also serve Go's /debug/pprof/ on the metrics address (as kube-proxy's enableProfiling)")
 	fs.StringVar(&o.healthCheckBindIP, "healthcheck-bind-ip", "", "listen on this IP for health-check node ports (default: every address)")
 	fs.BoolVar(&o.once, "once", false, "sync once and exit (no servers are started)")
-	addDriverFlags(cmd)
-	return cmd
 }
 
 func (o *runOptions) validate() error {
@@ -117,6 +122,7 @@ func (o *runOptions) run(ctx context.Context) error {
 		return usageError{err}
 	}
 	bo.Annotations = dataplanes.AnnotationsOf(factory)
+	o.src.peers = dataplanes.ReadsPeers(factory)
 
 	reg := metrics.NewKubeRegistry()
 	reg.RawMustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -142,7 +148,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	obs.events = ev
 	reg.MustRegister(problemsTotal)
 	tr := tracker.New(tracker.Options{
-		NodeName: o.src.nodeName, Build: bo, Observer: obs,
+		NodeName: o.src.nodeName, Build: bo, Observer: obs, Peers: o.src.peers,
 		Notify: func() {
 			if run != nil {
 				run.Trigger()

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -24,15 +26,20 @@ import (
 // sourceOptions choose where objects come from and how they become a graph.
 type sourceOptions struct {
 	kubeconfig    string
+	master        string
 	file          string
 	nodeName      string
 	proxyName     string
 	nodePortRange string
 	syncTimeout   time.Duration
+	// peers: watch every Node, not only this one (the driver reads the
+	// graph's peers). Set by the command, not a flag.
+	peers bool
 }
 
 func (o *sourceOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster config when --file is not set)")
+	fs.StringVar(&o.master, "master", "", "the API server's address (https://host:port), overriding the in-cluster one or the kubeconfig's: lets switchyard start while no Service works yet, as kube-proxy's --master or Antrea's kubeAPIServerOverride (in a pod, the service account's token and CA are still used)")
 	fs.StringVar(&o.file, "file", "", "read Services, EndpointSlices and Nodes from this YAML file instead of an API server (re-read when it changes)")
 	fs.StringVar(&o.nodeName, "node-name", "", "the node this proxy runs on (default: the host name)")
 	fs.StringVar(&o.proxyName, "proxy-name", "", "also proxy Services labelled service.kubernetes.io/service-proxy-name with this value")
@@ -42,8 +49,14 @@ func (o *sourceOptions) addFlags(fs *pflag.FlagSet) {
 
 // complete fills defaults and checks the values.
 func (o *sourceOptions) complete() (build.Options, error) {
-	if o.kubeconfig != "" && o.file != "" {
-		return build.Options{}, errors.New("--kubeconfig and --file are exclusive")
+	if o.file != "" && (o.kubeconfig != "" || o.master != "") {
+		return build.Options{}, errors.New("--file excludes --kubeconfig and --master")
+	}
+	if o.master != "" {
+		u, err := url.Parse(o.master)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return build.Options{}, fmt.Errorf("--master %q: want https://host:port", o.master)
+		}
 	}
 	if o.nodeName == "" {
 		h, err := os.Hostname()
@@ -65,25 +78,51 @@ func (o *sourceOptions) newSource(obs source.Observer) (source.Source, kubernete
 	if o.file != "" {
 		return &file.Source{Path: o.file, Observer: obs}, nil, nil
 	}
-	var cfg *rest.Config
-	var err error
-	if o.kubeconfig != "" {
-		if _, statErr := os.Stat(o.kubeconfig); statErr != nil {
-			return nil, nil, fmt.Errorf("kubeconfig: %w", statErr)
-		}
-		cfg, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig)
-		if err != nil {
-			return nil, nil, fmt.Errorf("kubeconfig %s: %w", o.kubeconfig, err)
-		}
-	} else if cfg, err = rest.InClusterConfig(); err != nil {
-		return nil, nil, fmt.Errorf("no --file or --kubeconfig given, and not running in a cluster: %w", err)
+	cfg, err := o.restConfig()
+	if err != nil {
+		return nil, nil, err
 	}
-	cfg.UserAgent = "switchyard"
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("API client: %w", err)
 	}
-	return &kube.Source{Client: client, NodeName: o.nodeName, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}, client, nil
+	return &kube.Source{Client: client, NodeName: o.nodeName, AllNodes: o.peers, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}, client, nil
+}
+
+// serviceAccountDir holds a pod's service account token and CA.
+var serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// restConfig is how to reach the API server: a kubeconfig, else the pod's
+// in-cluster config; --master replaces the server either takes. Without a
+// kubeconfig, --master keeps the service account's token and CA, so a pod
+// can name the API server before the kubernetes Service works (nothing
+// programs its ClusterIP until a proxy runs).
+func (o *sourceOptions) restConfig() (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	switch {
+	case o.kubeconfig != "":
+		if _, statErr := os.Stat(o.kubeconfig); statErr != nil {
+			return nil, fmt.Errorf("kubeconfig: %w", statErr)
+		}
+		if cfg, err = clientcmd.BuildConfigFromFlags(o.master, o.kubeconfig); err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", o.kubeconfig, err)
+		}
+	case o.master != "":
+		token, ca := filepath.Join(serviceAccountDir, "token"), filepath.Join(serviceAccountDir, "ca.crt")
+		for _, f := range []string{token, ca} {
+			if _, err := os.Stat(f); err != nil {
+				return nil, fmt.Errorf("--master without --kubeconfig uses the pod's service account: %w", err)
+			}
+		}
+		cfg = &rest.Config{Host: o.master, BearerTokenFile: token, TLSClientConfig: rest.TLSClientConfig{CAFile: ca}}
+	default:
+		if cfg, err = rest.InClusterConfig(); err != nil {
+			return nil, fmt.Errorf("no --file, --kubeconfig or --master given, and not running in a cluster: %w", err)
+		}
+	}
+	cfg.UserAgent = "switchyard"
+	return cfg, nil
 }
 
 // collector keeps what a source or tracker refused.
@@ -101,18 +140,19 @@ func (c *collector) ObjectChanged(string) {}
 
 // snapshotOnce loads the objects once and returns their graph and every
 // part of the input that was refused (for graph and render).
-func (o *sourceOptions) snapshotOnce(ctx context.Context, annotations []string) (graph.Snapshot, []build.Rejection, error) {
+func (o *sourceOptions) snapshotOnce(ctx context.Context, annotations []string, peers bool) (graph.Snapshot, []build.Rejection, error) {
 	bo, err := o.complete()
 	if err != nil {
 		return graph.Snapshot{}, nil, usageError{err}
 	}
 	bo.Annotations = annotations
+	o.peers = peers
 	refused := &collector{}
 	src, _, err := o.newSource(refused)
 	if err != nil {
 		return graph.Snapshot{}, nil, err
 	}
-	tr := tracker.New(tracker.Options{NodeName: o.nodeName, Build: bo, Observer: refused})
+	tr := tracker.New(tracker.Options{NodeName: o.nodeName, Build: bo, Observer: refused, Peers: peers})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the file watcher or the informers
 	if err := src.Start(ctx, tr); err != nil {

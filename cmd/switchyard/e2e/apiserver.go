@@ -180,18 +180,20 @@ func (c *cluster) kubeconfig(t testing.TB, token string) string {
 	return path
 }
 
-// addNode writes the world's node-1 with its addresses (status is written
-// separately, as a kubelet does).
-func (c *cluster) addNode(t testing.TB) {
+// addNodes writes the world's two Nodes with their pod CIDRs and
+// addresses (status is written separately, as a kubelet does).
+func (c *cluster) addNodes(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
-	n, err := c.Admin.CoreV1().Nodes().Create(ctx, node(), metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.Status = node().Status
-	if _, err := c.Admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, want := range nodes() {
+		n, err := c.Admin.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Status = want.Status
+		if _, err := c.Admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -42,17 +40,16 @@ func metric(body, name string) float64 {
 // process start to the first full sync done, and the process's RSS and Go
 // heap after it. Run with -benchtime 1x.
 func BenchmarkSwitchyardProcess(b *testing.B) {
-	bin := buildSwitchyard(b)
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("services=%d/endpoints=%d", n, n*10), func(b *testing.B) {
 			for b.Loop() {
-				processScenario(b, bin, n)
+				processScenario(b, n)
 			}
 		})
 	}
 }
 
-func processScenario(b *testing.B, bin string, n int) {
+func processScenario(b *testing.B, n int) {
 	c := testobj.Synthetic(n, 10)
 	var buf bytes.Buffer
 	objs := []runtime.Object{c.Node}
@@ -72,19 +69,17 @@ func processScenario(b *testing.B, bin string, n int) {
 	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	o := ovstest.Start(b)
-	o.AddBridge("br-sy")
-	o.Vsctl("add-port", "br-sy", "uplink", "--", "set", "interface", "uplink", "type=internal")
-	mport, hport := freePort(b), freePort(b)
+	// A node of its own (the synthetic cluster's node-0), switchyard on it.
+	cl := ovstest.NewCluster(b, false, ovstest.NodeSpec{Name: "node-0",
+		IPs: []netip.Addr{netip.MustParseAddr("192.168.100.10")}, PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.0.0/24")}})
+	node := cl.Nodes[0]
+	o := node.OVS
 	began := time.Now()
-	p := start(b, dir, "switchyard", bin, "run", "--dataplane=ovs", "--file="+file, "--node-name=node-0",
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", mport), fmt.Sprintf("--healthz-bind-address=127.0.0.1:%d", hport),
-		"--ovs-bridge=br-sy", "--ovs-rundir="+o.Dir, "--ovs-datapath-type=netdev", "--ovs-uplink-port=uplink",
-		"--ovs-uplink-next-hop-mac=0a:00:00:00:00:fe", "--ovs-gateway-ips=10.244.1.1", "--profiling")
-	px := &proxy{proc: p, metricsPort: mport, healthPort: hport}
+	p := node.StartSwitchyard(b, "--file="+file, "--profiling")
+	px := &proxy{proc: p}
 	var body string
 	if err := waitFor(5*time.Minute, func() error {
-		if p.exited() {
+		if p.Exited() {
 			return fmt.Errorf("switchyard exited")
 		}
 		var err error
@@ -101,12 +96,12 @@ func processScenario(b *testing.B, bin string, n int) {
 	ready := time.Since(began)
 	time.Sleep(2 * time.Second)
 	body, _ = px.metrics()
-	rss, heap := float64(testobj.ProcessRSS(p.cmd.Process.Pid))/(1<<20), metric(body, "go_memstats_heap_alloc_bytes")/(1<<20)
+	rss, heap := float64(testobj.ProcessRSS(p.PID()))/(1<<20), metric(body, "go_memstats_heap_alloc_bytes")/(1<<20)
 	// The live heap: a GC first (pprof's heap endpoint runs one with gc=1).
-	saveProfile(b, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", mport), filepath.Join(dir, "heap.prof"))
+	saveProfile(b, p, filepath.Join(dir, "heap.prof"))
 	body, _ = px.metrics()
 	if pd := os.Getenv("SWITCHYARD_BENCH_PROFILES"); pd != "" {
-		saveProfile(b, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", mport), filepath.Join(pd, fmt.Sprintf("heap-%d.prof", n)))
+		saveProfile(b, p, filepath.Join(pd, fmt.Sprintf("heap-%d.prof", n)))
 	}
 	b.ReportMetric(ready.Seconds(), "start-to-synced-s")
 	b.ReportMetric(rss, "rss-MiB")
@@ -123,10 +118,8 @@ func BenchmarkAPIServerToOVS(b *testing.B) {
 	const n, changes = 1000, 100
 	for b.Loop() {
 		c := startCluster(b)
-		w := ovsharness.BuildWorld(b)
-		w.Timeout = 200 * time.Millisecond
 		ctx := context.Background()
-		c.addNode(b)
+		c.addNodes(b)
 		syn := testobj.Synthetic(n, 10)
 		for _, ns := range namespacesOf(syn) {
 			c.namespace(b, ns)
@@ -155,11 +148,9 @@ func BenchmarkAPIServerToOVS(b *testing.B) {
 		if _, err := eps.Create(ctx, slice(ns, "probe-1", "probe", 8080, endpoint{"10.244.1.5", "node-1", false}), metav1.CreateOptions{}); err != nil {
 			b.Fatal(err)
 		}
-		mport, hport := freePort(b), freePort(b)
-		args := append([]string{"run", "--dataplane=ovs", "--kubeconfig=" + c.kubeconfig(b, adminToken), "--node-name=node-1",
-			"--min-sync-period=10ms", fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", mport),
-			fmt.Sprintf("--healthz-bind-address=127.0.0.1:%d", hport)}, w.DriverFlags()...)
-		start(b, b.TempDir(), "switchyard", buildSwitchyard(b), args...)
+		p := &proxy{}
+		w := ovsharness.BuildWorld(b, ovsharness.WorldOptions{StartNode1: p.onNode1(b, c, adminToken, "--min-sync-period=10ms")})
+		w.Timeout = 200 * time.Millisecond
 		vip := netip.AddrPortFrom(netip.MustParseAddr(s.Spec.ClusterIP), 80)
 		if err := waitFor(2*time.Minute, func() error {
 			if !reaches(w, "c", vip, "p1:8080") {
@@ -202,18 +193,14 @@ func namespacesOf(c testobj.Cluster) []string {
 	return out
 }
 
-// saveProfile stores a pprof profile of the running proxy (for looking
-// into what misses a target: SWITCHYARD_BENCH_PROFILES=dir).
-func saveProfile(b *testing.B, url, path string) {
-	r, err := http.Get(url)
+// saveProfile stores a heap profile of the running proxy, after a GC (for
+// looking into what misses a target: SWITCHYARD_BENCH_PROFILES=dir).
+func saveProfile(b *testing.B, p *ovstest.Process, path string) {
+	prof, err := p.Fetch(ovstest.MetricsPort, "/debug/pprof/heap?gc=1")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer r.Body.Close()
-	f, err := os.Create(path)
-	if err != nil {
+	if err := os.WriteFile(path, prof, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
-	io.Copy(f, r.Body)
 }

@@ -53,6 +53,7 @@ func TestChartRendersAndTheAPIServerAcceptsIt(t *testing.T) {
 			}
 			if linux != nil {
 				checkPodSpec(t, linux, false)
+				checkNodeNetwork(t, linux, tc.dataplane == "ovs")
 				cm := find(objs, "ConfigMap")[0]
 				cfg, _, _ := unstructured.NestedString(cm.Object, "data", "linux.yaml")
 				if !strings.Contains(cfg, `dataplane: "`+tc.dataplane+`"`) {
@@ -105,6 +106,64 @@ func checkPodSpec(t *testing.T, ds *unstructured.Unstructured, windows bool) {
 	}
 }
 
+// checkNodeNetwork: with the ovs dataplane switchyard is the pod network:
+// an init container installs the CNI plugin into the host's CNI
+// directories from the same config, and the main container is privileged
+// (sysctls, routes, nftables) with the node file's directory from the
+// host. A third-party dataplane gets neither.
+func checkNodeNetwork(t *testing.T, ds *unstructured.Unstructured, ovs bool) {
+	t.Helper()
+	spec, _, _ := unstructured.NestedMap(ds.Object, "spec", "template", "spec")
+	inits, _, _ := unstructured.NestedSlice(spec, "initContainers")
+	containers, _, _ := unstructured.NestedSlice(spec, "containers")
+	privileged, _, _ := unstructured.NestedBool(containers[0].(map[string]any), "securityContext", "privileged")
+	if !ovs {
+		if len(inits) != 0 || privileged {
+			t.Errorf("%s: a third-party dataplane got init containers %v or privileges", ds.GetName(), inits)
+		}
+		return
+	}
+	if !privileged {
+		t.Errorf("%s: the ovs dataplane's container is not privileged", ds.GetName())
+	}
+	if len(inits) != 1 {
+		t.Fatalf("%s: init containers %v, want install-cni", ds.GetName(), inits)
+	}
+	ic := inits[0].(map[string]any)
+	args, _, _ := unstructured.NestedStringSlice(ic, "args")
+	if len(args) < 2 || args[0] != "install" || args[1] != "--config=/etc/switchyard/linux.yaml" {
+		t.Errorf("install-cni args %v", args)
+	}
+	mounts := func(c map[string]any) map[string]string {
+		out := map[string]string{}
+		ms, _, _ := unstructured.NestedSlice(c, "volumeMounts")
+		for _, m := range ms {
+			mm := m.(map[string]any)
+			out[mm["name"].(string)] = mm["mountPath"].(string)
+		}
+		return out
+	}
+	hostPaths := map[string]string{}
+	vols, _, _ := unstructured.NestedSlice(spec, "volumes")
+	for _, v := range vols {
+		if p, ok, _ := unstructured.NestedString(v.(map[string]any), "hostPath", "path"); ok {
+			hostPaths[v.(map[string]any)["name"].(string)] = p
+		}
+	}
+	// Host directories are mounted at their own paths, so the paths the
+	// conflist and the node file name are the host's.
+	for name, want := range map[string]string{"cni-bin": "/opt/cni/bin", "cni-conf": "/etc/cni/net.d"} {
+		if got := mounts(ic)[name]; got != want || hostPaths[name] != want {
+			t.Errorf("install-cni mounts %s at %q from host %q, want %q", name, got, hostPaths[name], want)
+		}
+	}
+	for name, want := range map[string]string{"switchyard-run": "/var/run/switchyard", "cni-ipam": "/var/lib/cni/networks", "ovs-run": "/var/run/openvswitch"} {
+		if got := mounts(containers[0].(map[string]any))[name]; got != want || hostPaths[name] != want {
+			t.Errorf("switchyard mounts %s at %q from host %q, want %q", name, got, hostPaths[name], want)
+		}
+	}
+}
+
 // checkRBAC: read-only on what the proxy watches, events to write; nothing else.
 func checkRBAC(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
@@ -152,6 +211,12 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{[]string{"dataplane=file-export"}, "thirdParty.image.repository"},
 		{[]string{"serviceMonitor.enabled=true"}, "metrics.bindAddress"},
 		{[]string{"windows.sourceVIP=not-an-ip"}, "sourceVIP"},
+		{[]string{"kubeAPIServer=192.0.2.1:6443"}, "kubeAPIServer"},
+		{[]string{"ovs.encap=gre"}, "encap"},
+		{[]string{"ovs.datapathType=dpdk"}, "datapathType"},
+		{[]string{"ovs.cni.binDir=opt/cni/bin"}, "binDir"},
+		{[]string{"ovs.extra.encap=none"}, "ovs.extra.encap"},
+		{[]string{"config.master=https://192.0.2.1:6443"}, "config.master"},
 	} {
 		t.Run(strings.Join(tc.set, ","), func(t *testing.T) {
 			_, err := render(helm, tc.set...)

@@ -7,12 +7,15 @@ import (
 	"net"
 	"sync"
 	"testing"
+
+	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 )
 
 // forwarder is a TCP relay to the API server that a test can cut and
 // restore, to cut switchyard off while the test itself still writes.
 type forwarder struct {
 	t      testing.TB
+	ns     string // the namespace it listens in
 	addr   string // where it listens
 	target string
 	mu     sync.Mutex
@@ -20,10 +23,16 @@ type forwarder struct {
 	conns  []net.Conn
 }
 
-func newForwarder(t testing.TB, target string) *forwarder {
+// newForwarder relays from a loopback port of a network namespace (a
+// node's, where switchyard runs) to target (on this machine's loopback).
+func newForwarder(t testing.TB, ns, target string) *forwarder {
 	t.Helper()
-	f := &forwarder{t: t, target: target}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	f := &forwarder{t: t, ns: ns, target: target}
+	var l net.Listener
+	err := ovstest.InNS(ns, func() (err error) {
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +84,11 @@ func (f *forwarder) cut() {
 // restore listens again on the same address.
 func (f *forwarder) restore() {
 	f.t.Helper()
-	l, err := net.Listen("tcp", f.addr)
+	var l net.Listener
+	err := ovstest.InNS(f.ns, func() (err error) {
+		l, err = net.Listen("tcp", f.addr)
+		return err
+	})
 	if err != nil {
 		f.t.Fatalf("forwarder: listening again on %s: %v", f.addr, err)
 	}

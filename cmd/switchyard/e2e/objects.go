@@ -5,6 +5,7 @@ package e2e
 import (
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/conformance"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
@@ -15,13 +16,14 @@ import (
 
 // Objects the e2e test writes, in the world's addressing.
 
-func node() *v1.Node {
-	return &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{v1.LabelTopologyZone: "zone-a", v1.LabelOSStable: "linux"}},
-		Status: v1.NodeStatus{Addresses: []v1.NodeAddress{
-			{Type: v1.NodeInternalIP, Address: "192.168.100.10"}, {Type: v1.NodeInternalIP, Address: "fd00:100::10"},
-		}},
+// nodes are the world's two Nodes as a cluster holds them (pod CIDRs in
+// the spec, addresses in the status, the OS label the chart selects on).
+func nodes() []*v1.Node {
+	out := conformance.World.NodeObjects()
+	for _, n := range out {
+		n.Labels[v1.LabelOSStable] = "linux"
 	}
+	return out
 }
 
 func service(ns, name string, typ v1.ServiceType, port, target, nodePort int32) *v1.Service {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,13 +21,8 @@ import (
 // applies what changed while it was cut off once it can reach it again.
 func TestAPIServerOutage(t *testing.T) {
 	c := startCluster(t)
-	w := ovsharness.BuildWorld(t)
-	w.Timeout = 200 * time.Millisecond
 	ctx := context.Background()
-	fwd := newForwarder(t, strings.TrimPrefix(c.URL, "https://"))
-	cut := &cluster{URL: "https://" + fwd.addr, CAFile: c.CAFile}
-
-	c.addNode(t)
+	c.addNodes(t)
 	ns := "outage"
 	c.namespace(t, ns)
 	svc, err := c.Admin.CoreV1().Services(ns).Create(ctx, service(ns, "web", v1.ServiceTypeClusterIP, 80, 8080, 0), metav1.CreateOptions{})
@@ -39,11 +33,10 @@ func TestAPIServerOutage(t *testing.T) {
 	if _, err := eps.Create(ctx, slice(ns, "web-1", "web", 8080, endpoint{"10.244.1.5", "node-1", false}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{metricsPort: freePort(t), healthPort: freePort(t)}
-	args := append([]string{"run", "--dataplane=ovs", "--kubeconfig=" + cut.kubeconfig(t, adminToken), "--node-name=node-1",
-		"--sync-period=4s", fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", p.metricsPort),
-		fmt.Sprintf("--healthz-bind-address=127.0.0.1:%d", p.healthPort)}, w.DriverFlags()...)
-	p.proc = start(t, t.TempDir(), "switchyard", buildSwitchyard(t), args...)
+	p := &proxy{}
+	w := ovsharness.BuildWorld(t, ovsharness.WorldOptions{StartNode1: p.onNode1(t, c, adminToken, "--sync-period=4s")})
+	w.Timeout = 200 * time.Millisecond
+	fwd := p.fwd
 	vip := netip.AddrPortFrom(netip.MustParseAddr(svc.Spec.ClusterIP), 80)
 	if err := waitFor(30*time.Second, func() error {
 		if !reaches(w, "c", vip, "p1:8080") {
@@ -69,7 +62,7 @@ func TestAPIServerOutage(t *testing.T) {
 		if err := p.healthy(); err != nil {
 			t.Fatalf("while cut off with nothing pending, /healthz: %v (upstream stays healthy)", err)
 		}
-		if p.proc.exited() {
+		if p.proc.Exited() {
 			t.Fatal("switchyard exited while the API server was away")
 		}
 		time.Sleep(250 * time.Millisecond)

@@ -5,11 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/conformance/ovsharness"
+	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 	authv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	v1 "k8s.io/api/core/v1"
@@ -33,39 +31,40 @@ import (
 // times are printed).
 const followBound = 10 * time.Second
 
-// proxy is switchyard running as its own process against the API server.
+// proxy is switchyard running as its own process on node-1 of the world,
+// against the API server, which it reaches through a relay in node-1's
+// namespace (a test can cut it).
 type proxy struct {
-	proc        *process
-	metricsPort int
-	healthPort  int
+	proc *ovstest.Process
+	fwd  *forwarder
 }
 
-// buildSwitchyard builds the command under test.
-func buildSwitchyard(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "switchyard")
-	out, err := exec.Command("go", "build", "-o", bin, filepath.Join(repoRoot, "cmd/switchyard")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+// onNode1 starts switchyard on node-1 with a kubeconfig of token and args
+// (BuildWorld calls it once node-1 exists).
+func (p *proxy) onNode1(t testing.TB, c *cluster, token string, args ...string) func(n *ovstest.Node) *ovstest.Process {
+	return func(n *ovstest.Node) *ovstest.Process {
+		p.fwd = newForwarder(t, n.NS, strings.TrimPrefix(c.URL, "https://"))
+		via := &cluster{URL: "https://" + p.fwd.addr, CAFile: c.CAFile}
+		p.proc = n.StartSwitchyard(t, append([]string{"--kubeconfig=" + via.kubeconfig(t, token)}, args...)...)
+		return p.proc
 	}
-	return bin
 }
 
 // TestSwitchyardAgainstARealAPIServer runs the switchyard binary with the
 // chart's RBAC (a token of the chart's ServiceAccount, nothing more) and
-// the chart's config, against a real API server and a real OVS, and
+// the chart's config, against a real API server, on node-1 of the
+// conformance world (a real OVS, pods attached by switchyard-cni), and
 // follows each change with real connections.
 func TestSwitchyardAgainstARealAPIServer(t *testing.T) {
 	helm := helmBinary(t)
 	c := startCluster(t)
 	a := newApplier(t, c)
-	w := ovsharness.BuildWorld(t)
 	ctx := context.Background()
-	p := &proxy{metricsPort: freePort(t), healthPort: freePort(t)}
+	p := &proxy{}
 
 	// The chart's ServiceAccount, ClusterRole and binding, for real, and
 	// its config file for the ovs dataplane.
-	manifest, err := render(helm, fmt.Sprintf("metrics.port=%d", p.metricsPort), fmt.Sprintf("health.port=%d", p.healthPort))
+	manifest, err := render(helm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,22 +89,12 @@ func TestSwitchyardAgainstARealAPIServer(t *testing.T) {
 	}
 	checkLeastPrivilege(t, c, tok.Status.Token)
 
-	c.addNode(t)
+	c.addNodes(t)
 	ns := "e2e"
 	c.namespace(t, ns)
-
-	bin := buildSwitchyard(t)
-	args := append([]string{"run", "--config=" + cfgFile, "--kubeconfig=" + c.kubeconfig(t, tok.Status.Token),
-		"--node-name=node-1"}, w.DriverFlags()...)
-	p.proc = start(t, t.TempDir(), "switchyard", bin, args...)
-	if err := waitFor(30*time.Second, func() error {
-		if p.proc.exited() {
-			return fmt.Errorf("switchyard exited")
-		}
-		return p.healthy()
-	}); err != nil {
-		t.Fatalf("switchyard never became healthy: %v", err)
-	}
+	// The chart's config; the world's node-1 flags (bridge, OVS, node
+	// file) and its own health and metrics addresses win over it.
+	w := ovsharness.BuildWorld(t, ovsharness.WorldOptions{StartNode1: p.onNode1(t, c, tok.Status.Token, "--config="+cfgFile)})
 
 	// Probes while waiting for a change give up after 200 ms, so an
 	// unanswered one costs little of the measured time.
@@ -310,23 +299,14 @@ func checkLeastPrivilege(t *testing.T, c *cluster, token string) {
 }
 
 func (p *proxy) healthy() error {
-	r, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", p.healthPort))
+	h, err := p.proc.Health()
 	if err != nil {
 		return err
 	}
-	r.Body.Close()
-	if r.StatusCode != 200 {
-		return fmt.Errorf("/healthz %d", r.StatusCode)
+	if h.Code != 200 {
+		return fmt.Errorf("/healthz %d", h.Code)
 	}
 	return nil
 }
 
-func (p *proxy) metrics() (string, error) {
-	r, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metricsPort))
-	if err != nil {
-		return "", err
-	}
-	defer r.Body.Close()
-	b, err := io.ReadAll(r.Body)
-	return string(b), err
-}
+func (p *proxy) metrics() (string, error) { return p.proc.Metrics() }
