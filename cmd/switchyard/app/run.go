@@ -34,6 +34,7 @@ type runOptions struct {
 	profiling         bool
 	healthCheckBindIP string
 	once              bool
+	ownerDaemonSet    string
 }
 
 func newRunCommand() *cobra.Command {
@@ -62,6 +63,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.profiling, "profiling", false, "also serve Go's /debug/pprof/ on the metrics address (as kube-proxy's enableProfiling)")
 	fs.StringVar(&o.healthCheckBindIP, "healthcheck-bind-ip", "", "listen on this IP for health-check node ports (default: every address)")
 	fs.BoolVar(&o.once, "once", false, "sync once and exit (no servers are started)")
+	fs.StringVar(&o.ownerDaemonSet, "owner-daemonset", "", "NAMESPACE/NAME of the DaemonSet switchyard runs in (the chart sets it): when switchyard stops because that DaemonSet was deleted (uninstalled), it removes what the dataplane programmed, as `switchyard cleanup`; any other stop keeps the dataplane")
 }
 
 func (o *runOptions) validate() error {
@@ -114,6 +116,10 @@ func (o *runOptions) run(ctx context.Context) error {
 		return usageError{err}
 	}
 	bo, err := o.src.complete()
+	if err != nil {
+		return usageError{err}
+	}
+	owner, err := parseOwnerDaemonSet(o.ownerDaemonSet)
 	if err != nil {
 		return usageError{err}
 	}
@@ -184,7 +190,11 @@ func (o *runOptions) run(ctx context.Context) error {
 		return err
 	}
 	defer stopServers(servers)
+	owner.arm(ctx, client)
 	run.Run(ctx)
+	if owner.cleanupIfRemoved(driver.Cleanup) {
+		return nil
+	}
 	klog.InfoS("Stopping switchyard; the dataplane keeps its state")
 	return nil
 }

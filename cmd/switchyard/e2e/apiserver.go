@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,7 +27,8 @@ import (
 // repoRoot is the repository root, seen from this package's directory.
 const repoRoot = "../../.."
 
-// cluster is a private etcd and kube-apiserver on loopback.
+// cluster is a private etcd and kube-apiserver, on loopback or inside a
+// network namespace.
 type cluster struct {
 	URL    string
 	CAFile string
@@ -34,6 +36,8 @@ type cluster struct {
 	Dyn    dynamic.Interface
 	Config *rest.Config // admin
 	dir    string
+	pki    pki
+	opts   clusterOptions
 
 	t       testing.TB
 	api     *process
@@ -47,8 +51,9 @@ type cluster struct {
 func (c *cluster) startAPIServer() {
 	c.t.Helper()
 	c.starts++
-	c.api = start(c.t, c.dir, fmt.Sprintf("kube-apiserver-%d", c.starts), c.apiBin, c.apiArgs...)
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	c.api = startIn(c.t, c.dir, fmt.Sprintf("kube-apiserver-%d", c.starts), c.opts.NS, c.apiBin, c.apiArgs...)
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DialContext: dialerIn(c.opts.NS)}}
 	if err := waitFor(60*time.Second, func() error {
 		if c.api.exited() {
 			return fmt.Errorf("kube-apiserver exited")
@@ -95,26 +100,51 @@ func cached(t testing.TB, env, script string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// startCluster starts etcd and kube-apiserver (RBAC on, token auth with
-// one admin token, service-account tokens signed by a fresh key).
-func startCluster(t testing.TB) *cluster {
+// clusterOptions say where a cluster runs and who may use it.
+type clusterOptions struct {
+	// NS is the network namespace etcd and kube-apiserver run in (empty:
+	// this process's, on loopback ports that are free now).
+	NS string
+	// IP is the API server's address (default 127.0.0.1); in a namespace
+	// it listens on every address there, port 6443, and advertises IP (the
+	// kubernetes Service's endpoint).
+	IP string
+	// Users are more lines of the static token file ("token,user,uid,groups").
+	Users []string
+	// Args are more kube-apiserver flags.
+	Args []string
+}
+
+// startCluster starts etcd and kube-apiserver on loopback (RBAC on, token
+// auth with one admin token, service-account tokens signed by a fresh key).
+func startCluster(t testing.TB) *cluster { return startClusterWith(t, clusterOptions{}) }
+
+// startClusterWith starts etcd and kube-apiserver as the options say.
+func startClusterWith(t testing.TB, o clusterOptions) *cluster {
 	t.Helper()
 	bins := kubeBinaries(t)
 	dir := t.TempDir()
-	p := newPKI(t, dir)
-	etcdPort, peerPort, apiPort := freePort(t), freePort(t), freePort(t)
+	if o.IP == "" {
+		o.IP = "127.0.0.1"
+	}
+	p := newPKI(t, dir, net.ParseIP(o.IP), net.ParseIP(kubernetesServiceIP))
+	etcdPort, peerPort, apiPort, bind := 2379, 2380, 6443, "0.0.0.0"
+	if o.NS == "" {
+		etcdPort, peerPort, apiPort, bind = freePort(t), freePort(t), freePort(t), o.IP
+	}
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	etcd := start(t, dir, "etcd", filepath.Join(bins, "etcd"),
+	etcd := startIn(t, dir, "etcd", o.NS, filepath.Join(bins, "etcd"),
 		"--name=e2e", "--data-dir="+filepath.Join(dir, "etcd"),
 		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
 		"--initial-cluster=e2e="+peerURL, "--unsafe-no-fsync", "--log-level=warn")
+	etcdClient := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DialContext: dialerIn(o.NS)}}
 	if err := waitFor(30*time.Second, func() error {
 		if etcd.exited() {
 			return fmt.Errorf("etcd exited")
 		}
-		r, err := http.Get(etcdURL + "/health")
+		r, err := etcdClient.Get(etcdURL + "/health")
 		if err != nil {
 			return err
 		}
@@ -128,19 +158,20 @@ func startCluster(t testing.TB) *cluster {
 	}
 
 	tokens := filepath.Join(dir, "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(adminToken+",e2e-admin,e2e-admin,system:masters\n"), 0o600); err != nil {
+	lines := append([]string{adminToken + ",e2e-admin,e2e-admin,system:masters"}, o.Users...)
+	if err := os.WriteFile(tokens, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{URL: fmt.Sprintf("https://127.0.0.1:%d", apiPort), CAFile: p.CAFile, dir: dir, t: t,
-		apiBin: filepath.Join(bins, "kube-apiserver")}
-	c.apiArgs = []string{
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiPort), "--advertise-address=127.0.0.1",
+	c := &cluster{URL: fmt.Sprintf("https://%s", net.JoinHostPort(o.IP, fmt.Sprint(apiPort))), CAFile: p.CAFile, dir: dir, t: t,
+		apiBin: filepath.Join(bins, "kube-apiserver"), pki: p, opts: o}
+	c.apiArgs = append([]string{
+		"--bind-address=" + bind, fmt.Sprintf("--secure-port=%d", apiPort), "--advertise-address=" + o.IP,
 		"--etcd-servers=" + etcdURL, "--cert-dir=" + dir,
 		"--tls-cert-file=" + p.CertFile, "--tls-private-key-file=" + p.KeyFile,
-		"--service-cluster-ip-range=10.96.0.0/16", "--authorization-mode=RBAC",
+		"--service-cluster-ip-range=" + serviceCIDR, "--authorization-mode=RBAC",
 		"--token-auth-file=" + tokens, "--endpoint-reconciler-type=none",
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file=" + p.SAPubFile,
-		"--service-account-signing-key-file=" + p.SAKeyFile, "--allow-privileged=true"}
+		"--service-account-signing-key-file=" + p.SAKeyFile, "--allow-privileged=true"}, o.Args...)
 	c.startAPIServer()
 	c.Config = c.restConfig(adminToken)
 	var err error
@@ -161,8 +192,19 @@ func startCluster(t testing.TB) *cluster {
 	return c
 }
 
+// The Service network of every cluster the tests start, and the
+// kubernetes Service's ClusterIP in it.
+const (
+	serviceCIDR         = "10.96.0.0/16"
+	kubernetesServiceIP = "10.96.0.1"
+)
+
 func (c *cluster) restConfig(token string) *rest.Config {
-	return &rest.Config{Host: c.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: c.CAFile}, QPS: 200, Burst: 400}
+	cfg := &rest.Config{Host: c.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: c.CAFile}, QPS: 200, Burst: 400}
+	if c.opts.NS != "" {
+		cfg.Dial = dialerIn(c.opts.NS)
+	}
+	return cfg
 }
 
 // kubeconfig writes a kubeconfig file using token.

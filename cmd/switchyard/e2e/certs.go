@@ -19,7 +19,8 @@ import (
 )
 
 // pki is what the API server needs: a CA, a serving certificate for
-// 127.0.0.1, and a key pair for service-account tokens.
+// 127.0.0.1 and the given addresses, and a key pair for service-account
+// tokens.
 type pki struct {
 	CAFile, CertFile, KeyFile string
 	SAKeyFile, SAPubFile      string
@@ -32,7 +33,7 @@ func writePEM(t testing.TB, path, typ string, der []byte) {
 	}
 }
 
-func newPKI(t testing.TB, dir string) pki {
+func newPKI(t testing.TB, dir string, ips ...net.IP) pki {
 	t.Helper()
 	p := pki{
 		CAFile: filepath.Join(dir, "ca.crt"), CertFile: filepath.Join(dir, "apiserver.crt"), KeyFile: filepath.Join(dir, "apiserver.key"),
@@ -62,8 +63,9 @@ func newPKI(t testing.TB, dir string) pki {
 	srv := &x509.Certificate{
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: append([]net.IP{net.ParseIP("127.0.0.1")}, ips...),
+		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, srv, caCert, &key.PublicKey, caKey)
 	if err != nil {

@@ -164,7 +164,8 @@ func checkNodeNetwork(t *testing.T, ds *unstructured.Unstructured, ovs bool) {
 	}
 }
 
-// checkRBAC: read-only on what the proxy watches, events to write; nothing else.
+// checkRBAC: read-only on what the proxy watches, events to write, its own
+// DaemonSet by name (to tell an uninstall from a restart); nothing else.
 func checkRBAC(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
 	roles := find(objs, "ClusterRole")
@@ -178,15 +179,22 @@ func checkRBAC(t *testing.T, objs []*unstructured.Unstructured) {
 		groups, _, _ := unstructured.NestedStringSlice(m, "apiGroups")
 		res, _, _ := unstructured.NestedStringSlice(m, "resources")
 		verbs, _, _ := unstructured.NestedStringSlice(m, "verbs")
+		names, _, _ := unstructured.NestedStringSlice(m, "resourceNames")
+		slices.Sort(names)
 		for _, g := range groups {
 			for _, x := range res {
-				got = append(got, g+"/"+x+":"+strings.Join(verbs, ","))
+				got = append(got, g+"/"+x+":"+strings.Join(verbs, ",")+strings.Join(names, "+"))
 			}
 		}
 	}
 	slices.Sort(got)
+	var daemonSets []string
+	for _, ds := range find(objs, "DaemonSet") {
+		daemonSets = append(daemonSets, ds.GetName())
+	}
+	slices.Sort(daemonSets)
 	want := []string{"/events:create,patch,update", "/nodes:get,list,watch", "/services:get,list,watch",
-		"discovery.k8s.io/endpointslices:get,list,watch", "events.k8s.io/events:create,patch,update"}
+		"apps/daemonsets:get" + strings.Join(daemonSets, "+"), "discovery.k8s.io/endpointslices:get,list,watch", "events.k8s.io/events:create,patch,update"}
 	if !slices.Equal(got, want) {
 		t.Errorf("ClusterRole grants %v\nwant               %v", got, want)
 	}

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 )
 
 // process is a daemon a test started; it is stopped by PID when the test
@@ -47,6 +50,30 @@ func start(t testing.TB, dir, name, bin string, args ...string) *process {
 		}
 	})
 	return p
+}
+
+// startIn starts a daemon inside a network namespace (this process's when
+// ns is empty). nsenter, not `ip netns exec`: that one also remounts /sys,
+// which hides the cgroup v1 mounts a kubelet and containerd need. nsenter
+// execs the daemon, so the PID stopped is the daemon's.
+func startIn(t testing.TB, dir, name, ns, bin string, args ...string) *process {
+	t.Helper()
+	if ns == "" {
+		return start(t, dir, name, bin, args...)
+	}
+	return start(t, dir, name, "nsenter", append([]string{"--net=" + netnsPath(ns), "--", bin}, args...)...)
+}
+
+// netnsPath is where `ip netns` pins a named namespace.
+func netnsPath(ns string) string { return "/var/run/netns/" + ns }
+
+// dialerIn dials inside a network namespace (this process's when empty).
+func dialerIn(ns string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if ns == "" {
+		var d net.Dialer
+		return d.DialContext
+	}
+	return ovstest.DialerIn(ns)
 }
 
 // stop ends the process by its PID: SIGTERM, then SIGKILL after 10 s.
