@@ -11,7 +11,7 @@ export GOFLAGS := -buildvcs=false
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: all build test deps unit conformance e2e example fuzz demo bench lint cross clean
+.PHONY: all build test deps unit conformance e2e e2e-node example fuzz demo bench lint cross clean
 
 all: build
 
@@ -19,9 +19,9 @@ build:
 	$(GO) build -o $(BIN)/switchyard ./cmd/switchyard
 
 ## test: lint, unit and integration tests (race detector), the conformance
-## matrix, the real-API-server e2e and chart tests, the third-party example
-## module, and a bounded fuzz run.
-test: lint unit conformance e2e example fuzz
+## matrix, the real-API-server e2e and chart tests, the real node, the
+## third-party example module, and a bounded fuzz run.
+test: lint unit conformance e2e e2e-node example fuzz
 	@echo "make test: all passed"
 
 ## deps: what the integration tests need on the machine (Open vSwitch).
@@ -32,7 +32,7 @@ deps:
 # `e2e` (once each, without the race detector: their probes are timed real
 # connections).
 unit: deps
-	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v -e /conformance/ovsharness -e /cmd/switchyard/e2e)
+	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v -e /conformance/ovsharness -e '/cmd/switchyard/e2e$$')
 
 ## e2e: a real kube-apiserver and etcd (built from the Go module proxy once,
 ## cached in ~/.cache/switchyard) and a real helm: the chart rendered for each
@@ -42,7 +42,19 @@ e2e: deps
 	@mkdir -p $(BIN)
 	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && \
 	SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm SWITCHYARD_E2E_REPORT=$(CURDIR)/$(BIN)/e2e-report.txt \
-		$(GO) test -count=1 -timeout 20m ./cmd/switchyard/e2e/ && cat $(BIN)/e2e-report.txt
+		$(GO) test -count=1 -timeout 20m -skip '^TestRealNode$$' ./cmd/switchyard/e2e/ && cat $(BIN)/e2e-report.txt
+
+## e2e-node: a real node with no kube-proxy — etcd, kube-apiserver,
+## kube-controller-manager, kube-scheduler, containerd, runc and a kubelet
+## in network namespaces (built or installed once by hack/ensure-node.sh) —
+## the chart installed, upgraded and uninstalled by a real helm with
+## dataplane=ovs, and a workload served through Services.
+e2e-node: deps
+	@mkdir -p $(BIN)
+	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && node=$$(hack/ensure-node.sh) && \
+	rm -f $(BIN)/e2e-node-report.txt && \
+	SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm SWITCHYARD_NODE_DIR=$$node SWITCHYARD_E2E_NODE_REPORT=$(CURDIR)/$(BIN)/e2e-node-report.txt \
+		$(GO) test -count=1 -timeout 20m -run '^TestRealNode$$' ./cmd/switchyard/e2e/ && cat $(BIN)/e2e-node-report.txt
 
 ## conformance: every case over every driver (OVS on a real OVS, HNS on the
 ## simulator, the example driver); prints the matrix and writes

@@ -164,14 +164,14 @@ func startClusterWith(t testing.TB, o clusterOptions) *cluster {
 	}
 	c := &cluster{URL: fmt.Sprintf("https://%s", net.JoinHostPort(o.IP, fmt.Sprint(apiPort))), CAFile: p.CAFile, dir: dir, t: t,
 		apiBin: filepath.Join(bins, "kube-apiserver"), pki: p, opts: o}
-	c.apiArgs = append([]string{
+	c.apiArgs = overrideFlags([]string{
 		"--bind-address=" + bind, fmt.Sprintf("--secure-port=%d", apiPort), "--advertise-address=" + o.IP,
 		"--etcd-servers=" + etcdURL, "--cert-dir=" + dir,
 		"--tls-cert-file=" + p.CertFile, "--tls-private-key-file=" + p.KeyFile,
 		"--service-cluster-ip-range=" + serviceCIDR, "--authorization-mode=RBAC",
 		"--token-auth-file=" + tokens, "--endpoint-reconciler-type=none",
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file=" + p.SAPubFile,
-		"--service-account-signing-key-file=" + p.SAKeyFile, "--allow-privileged=true"}, o.Args...)
+		"--service-account-signing-key-file=" + p.SAKeyFile, "--allow-privileged=true"}, o.Args)
 	c.startAPIServer()
 	c.Config = c.restConfig(adminToken)
 	var err error
@@ -190,6 +190,23 @@ func startClusterWith(t testing.TB, o clusterOptions) *cluster {
 		t.Fatalf("system-node-critical never appeared: %v", err)
 	}
 	return c
+}
+
+// overrideFlags is base with each --flag=value of more replacing base's
+// flag of that name (kube-apiserver appends repeated list flags).
+func overrideFlags(base, more []string) []string {
+	name := func(a string) string { n, _, _ := strings.Cut(a, "="); return n }
+	replaced := map[string]bool{}
+	for _, a := range more {
+		replaced[name(a)] = true
+	}
+	var out []string
+	for _, a := range base {
+		if !replaced[name(a)] {
+			out = append(out, a)
+		}
+	}
+	return append(out, more...)
 }
 
 // The Service network of every cluster the tests start, and the
