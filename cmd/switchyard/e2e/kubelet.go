@@ -91,7 +91,7 @@ func (n *realNode) makeCgroupRoot() string {
 	}
 	root := filepath.Join(base, fmt.Sprintf("sy-node-%d", os.Getpid()))
 	hierarchies, _ := filepath.Glob("/sys/fs/cgroup/*")
-	var made []string
+	var made, leaves []string
 	for _, h := range hierarchies {
 		if _, err := os.Stat(filepath.Join(h, "cgroup.procs")); err != nil || filepath.Base(h) == "unified" {
 			continue
@@ -107,17 +107,18 @@ func (n *realNode) makeCgroupRoot() string {
 				made = append(made, p)
 			}
 		}
+		leaves = append(leaves, filepath.Join(h, root))
 	}
-	t.Cleanup(func() { removeCgroups(t, made) })
+	t.Cleanup(func() { removeCgroups(t, leaves, made) })
 	return root
 }
 
-// removeCgroups kills what still runs in the cgroups (the test's pods,
-// once the kubelet and containerd are gone) and removes them, deepest
-// first.
-func removeCgroups(t interface{ Logf(string, ...any) }, made []string) {
+// removeCgroups kills what still runs under the kubelet's cgroup root (the
+// test's pods, once the kubelet and containerd are gone), removes the
+// cgroups there, then the directories made for the root, deepest first.
+func removeCgroups(t interface{ Logf(string, ...any) }, leaves, made []string) {
 	var all []string
-	for _, top := range made {
+	for _, top := range leaves {
 		filepath.Walk(top, func(path string, info os.FileInfo, err error) error {
 			if err == nil && info.IsDir() {
 				all = append(all, path)
@@ -133,6 +134,7 @@ func removeCgroups(t interface{ Logf(string, ...any) }, made []string) {
 			}
 		}
 	}
+	all = append(all, made...)
 	sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
 	seen := map[string]bool{}
 	for _, d := range all {
