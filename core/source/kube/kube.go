@@ -78,6 +78,13 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 	svcInf := objects.Core().V1().Services().Informer()
 	sliceInf := objects.Discovery().V1().EndpointSlices().Informer()
 	nodeInf := nodes.Core().V1().Nodes().Informer()
+	// The first complete view is when every handler has seen the initial
+	// list, not when the informers' stores hold it: a handler still
+	// working through a 10k-object list would otherwise make the first
+	// full sync partial, and that sync would remove the rest from the
+	// dataplane until they arrive (client-go: the registration's
+	// HasSynced, not the informer's).
+	var synced []cache.InformerSynced
 	for _, reg := range []struct {
 		inf cache.SharedIndexInformer
 		h   cache.ResourceEventHandler
@@ -86,9 +93,11 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 		{sliceInf, handler(sink.UpsertEndpointSlice, func(o *discovery.EndpointSlice) { sink.DeleteEndpointSlice(o.Namespace, o.Name) })},
 		{nodeInf, handler(sink.UpsertNode, func(o *v1.Node) { sink.DeleteNode(o.Name) })},
 	} {
-		if _, err := reg.inf.AddEventHandler(reg.h); err != nil {
+		r, err := reg.inf.AddEventHandler(reg.h)
+		if err != nil {
 			return err
 		}
+		synced = append(synced, r.HasSynced)
 	}
 	objects.Start(ctx.Done())
 	nodes.Start(ctx.Done())
@@ -99,8 +108,8 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 		syncCtx, cancel = context.WithTimeout(ctx, s.SyncTimeout)
 		defer cancel()
 	}
-	if !cache.WaitForCacheSync(syncCtx.Done(), svcInf.HasSynced, sliceInf.HasSynced, nodeInf.HasSynced) {
-		return fmt.Errorf("kube source: informer caches did not sync: %w", context.Cause(syncCtx))
+	if !cache.WaitForCacheSync(syncCtx.Done(), synced...) {
+		return fmt.Errorf("kube source: informers did not sync (the initial lists did not all reach the handlers): %w", context.Cause(syncCtx))
 	}
 	return nil
 }

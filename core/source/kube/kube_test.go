@@ -3,8 +3,10 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,5 +138,48 @@ func TestSelector(t *testing.T) {
 		if err != nil || sel.String() != want {
 			t.Errorf("Selector(%q) = %v, %v; want %s", proxy, sel, err, want)
 		}
+	}
+}
+
+// slowSink counts what reaches it, taking its time over each Service as a
+// sink busy with a large initial list does.
+type slowSink struct {
+	mu       sync.Mutex
+	services int
+}
+
+func (s *slowSink) UpsertService(*v1.Service) {
+	time.Sleep(time.Millisecond)
+	s.mu.Lock()
+	s.services++
+	s.mu.Unlock()
+}
+func (s *slowSink) DeleteService(string, string)                 {}
+func (s *slowSink) UpsertEndpointSlice(*discovery.EndpointSlice) {}
+func (s *slowSink) DeleteEndpointSlice(string, string)           {}
+func (s *slowSink) UpsertNode(*v1.Node)                          {}
+func (s *slowSink) DeleteNode(string)                            {}
+
+// Start returns only once the handlers have seen the whole initial list:
+// a first full sync taken from a partial view would remove from the
+// dataplane every Service not yet delivered (what a restart at 10k
+// Services did while Start waited on the informers' stores alone).
+func TestStartReturnsAfterTheHandlersSawTheInitialList(t *testing.T) {
+	const n = 400
+	var objs []runtime.Object
+	for i := range n {
+		objs = append(objs, Service("ns", fmt.Sprintf("svc-%d", i), ClusterIPs(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1)), Port("http", v1.ProtocolTCP, 80, 0)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink := &slowSink{}
+	if err := (&Source{Client: fake.NewClientset(objs...), NodeName: "node-1"}).Start(ctx, sink); err != nil {
+		t.Fatal(err)
+	}
+	sink.mu.Lock()
+	got := sink.services
+	sink.mu.Unlock()
+	if got != n {
+		t.Fatalf("Start returned with %d of %d Services delivered to the sink", got, n)
 	}
 }
