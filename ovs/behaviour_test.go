@@ -90,19 +90,22 @@ func TestForeignFlowsAndGroupsAreNeverTouched(t *testing.T) {
 	}
 }
 
-func TestOneEndpointChangeIsOneGroupModAndOneFlowMod(t *testing.T) {
+// Without affinity an endpoint lives only in its service port's group
+// (the bucket DNATs), so an endpoint change is one group modification and
+// no flow.
+func TestOneEndpointChangeIsOneGroupMod(t *testing.T) {
 	w := newWorld(t)
 	webService(w)
 	w.sync()
 	before := ourFlows(w)
 
-	// An endpoint is added: the group is modified in place. Its DNAT flow
-	// exists already (service "other" reaches p2:8080 too), so that is all.
+	// An endpoint is added: the group is modified in place, and that is
+	// all.
 	s0 := w.stats()
 	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()), onNode1(p2IP4.String())))
 	w.apply()
 	if d := diff(s0, w.stats()); d != (ofconn.Stats{Bundles: 1, FlowMods: 0, GroupMods: 1}) {
-		t.Fatalf("adding an endpoint cost %+v, want 1 bundle with 1 group mod (the DNAT flow is shared)", d)
+		t.Fatalf("adding an endpoint cost %+v, want 1 bundle with 1 group mod", d)
 	}
 	seen := probeMany(20, func() (string, error) {
 		return ovstest.ProbeTCP(w.client.NS, netip.Addr{}, ap("10.96.0.10", 80), probeTimeout)
@@ -111,13 +114,12 @@ func TestOneEndpointChangeIsOneGroupModAndOneFlowMod(t *testing.T) {
 		t.Fatalf("after adding p2: %v", seen)
 	}
 
-	// p1 goes: one group mod, and p1's DNAT flow, which nothing else
-	// uses, is deleted.
+	// p1 goes: one group mod again.
 	s1 := w.stats()
 	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p2IP4.String())))
 	w.apply()
-	if d := diff(s1, w.stats()); d != (ofconn.Stats{Bundles: 1, FlowMods: 1, GroupMods: 1}) {
-		t.Fatalf("removing an endpoint cost %+v, want 1 bundle, 1 flow mod (its DNAT flow), 1 group mod", d)
+	if d := diff(s1, w.stats()); d != (ofconn.Stats{Bundles: 1, FlowMods: 0, GroupMods: 1}) {
+		t.Fatalf("removing an endpoint cost %+v, want 1 bundle with 1 group mod", d)
 	}
 	if id, err := ovstest.ProbeTCP(w.client.NS, netip.Addr{}, ap("10.96.0.10", 80), probeTimeout); id != "p2" {
 		t.Fatalf("after removing p1: %q, %v", id, err)
@@ -126,6 +128,9 @@ func TestOneEndpointChangeIsOneGroupModAndOneFlowMod(t *testing.T) {
 	// The other service's flows were never touched: same cookies, and
 	// their durations kept growing.
 	after := ourFlows(w)
+	if len(after) != len(before) {
+		t.Fatalf("%d flows before the endpoint changes, %d after: the number of endpoints changed the flows", len(before), len(after))
+	}
 	for c, f := range before {
 		if a, ok := after[c]; ok && a.duration+0.001 < f.duration {
 			t.Fatalf("flow %s was re-added (duration %.3f -> %.3f)", c, f.duration, a.duration)

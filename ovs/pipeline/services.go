@@ -18,8 +18,9 @@ type ServiceResult struct {
 	Flows []*of.Flow
 	// Groups are its select groups (IDs from the allocator).
 	Groups []*of.Group
-	// Endpoints are EndpointDNAT flows; several service ports may need the
-	// same one (same endpoint, port and protocol).
+	// Endpoints are EndpointDNAT flows, for service ports with ClientIP
+	// affinity only; several may need the same one (same endpoint, port
+	// and protocol).
 	Endpoints []*of.Flow
 	// AffinityClamped is set when timeoutSeconds exceeded MaxAffinityTimeout.
 	AffinityClamped bool
@@ -73,8 +74,10 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 			}
 			buckets := make([][]of.Action, 0, len(eps))
 			for _, e := range eps {
-				buckets = append(buckets, bucket(e, affinity))
-				endpoints[e.AddrPort()] = true
+				buckets = append(buckets, bucket(c, e, affinity))
+				if affinity {
+					endpoints[e.AddrPort()] = true
+				}
 			}
 			key := bucketsKey(buckets)
 			id, seen := bySlotContent[key]
@@ -192,7 +195,9 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 		}
 	}
 
-	// One DNAT flow per endpoint this service port can reach.
+	// With affinity, one DNAT flow per endpoint this service port can
+	// reach: a learned flow can load an endpoint into the registers but
+	// cannot DNAT, so the DNAT is a flow matching them.
 	for _, e := range allEndpoints(sp) {
 		if endpoints[e.AddrPort()] {
 			res.Endpoints = append(res.Endpoints, dnatFlow(c, e, proto))
@@ -236,14 +241,23 @@ func allEndpoints(sp *graph.ServicePort) []graph.Endpoint {
 	return all
 }
 
-// bucket loads an endpoint into the registers and continues to DNAT, or
-// back to ServiceLB to learn it first.
-func bucket(e graph.Endpoint, affinity bool) []of.Action {
-	next := of.Resubmit(EndpointDNAT.ID)
-	if affinity {
-		next = of.Resubmit(ServiceLB.ID)
+// bucket is what choosing an endpoint does. Without affinity the bucket
+// commits the connection with DNAT to the endpoint itself (as OVN's load
+// balancers do), so a service port costs flows per frontend whatever its
+// number of endpoints. With affinity it loads the endpoint into the
+// registers and goes back to ServiceLB to learn it, then to EndpointDNAT.
+func bucket(c *Config, e graph.Endpoint, affinity bool) []of.Action {
+	if !affinity {
+		return dnat(c, e)
 	}
-	return a(loadEndpointIP(e.IP), of.LoadReg{Index: regEndpoint, Value: uint32(e.Port), Mask: portMask}, next)
+	return a(loadEndpointIP(e.IP), of.LoadReg{Index: regEndpoint, Value: uint32(e.Port), Mask: portMask}, of.Resubmit(ServiceLB.ID))
+}
+
+// dnat marks the packet as a service's, commits its connection with DNAT
+// to the endpoint and continues in L3Forwarding.
+func dnat(c *Config, e graph.Endpoint) []of.Action {
+	return a(setFlag(serviceBit), of.CT{Commit: true, Zone: c.CtZone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
+		SetMark: markService, MarkMask: markService})
 }
 
 func loadEndpointIP(ip netip.Addr) of.Action {
@@ -262,13 +276,13 @@ func matchEndpointIP(ip netip.Addr) of.Match {
 	return of.XXReg{Index: xxregEndpoint6, Value: ip.As16()}
 }
 
-// dnatFlow commits a connection with DNAT to one endpoint, then routes it.
+// dnatFlow is dnat for an endpoint an affinity flow selected into the
+// registers.
 func dnatFlow(c *Config, e graph.Endpoint, proto of.IPProto) *of.Flow {
 	return flow(EndpointDNAT, 200,
 		m(of.EthType(ethType(graph.FamilyOf(e.IP))), of.IPProto(proto), matchEndpointIP(e.IP),
 			of.Reg{Index: regEndpoint, Value: stateSelected | uint32(e.Port), Mask: endpointMask}),
-		a(setFlag(serviceBit), of.CT{Commit: true, Zone: c.CtZone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
-			SetMark: markService, MarkMask: markService}), nil)
+		dnat(c, e), nil)
 }
 
 // learnFlow records the chosen endpoint for the client and frontend, then

@@ -12,9 +12,10 @@
 //	                                                        │ new         │ established/reply
 //	                     SessionAffinity ◄─(resubmit)───────┤             │ (SNAT re-applied)
 //	                     ServiceLB ◄──────(resubmit)────────┘             │
-//	                        │ group: pick an endpoint into registers      │
-//	                        ▼                                             │
-//	                     EndpointDNAT ─ ct(commit,nat(dst)) ─┐            │
+//	                        │ group: pick an endpoint; its bucket does    │
+//	                        │ ct(commit,nat(dst)) ──────────────┐         │
+//	                        ▼ (ClientIP affinity: via a learn)  │         │
+//	                     EndpointDNAT ─ ct(commit,nat(dst)) ─┐  │         │
 //	   (no service) ───────────────────────────────────────► L3Forwarding ◄┘
 //	                                                         │ output port, MACs, tunnel end
 //	                                                         ▼
@@ -44,9 +45,9 @@ var (
 	SessionAffinity = Table{5, "SessionAffinity",
 		"Holds the flows learned for ClientIP affinity (client, frontend -> endpoint); its default marks the packet as needing an endpoint."}
 	ServiceLB = Table{6, "ServiceLB",
-		"Matches frontends (ClusterIP, NodePort, ExternalIP, LoadBalancer IP, source ranges, traffic source) and picks an endpoint with a select group, or rejects/drops when there is none."}
+		"Matches frontends (ClusterIP, NodePort, ExternalIP, LoadBalancer IP, source ranges, traffic source) and picks an endpoint with a select group whose bucket commits the connection with DNAT to it, or rejects/drops when there is none."}
 	EndpointDNAT = Table{7, "EndpointDNAT",
-		"Commits the connection with DNAT to the chosen endpoint (one flow per endpoint, shared by services); re-selects when a learned endpoint is gone."}
+		"For ClientIP affinity: commits the connection with DNAT to the endpoint a learned flow chose (one flow per endpoint, shared by services); re-selects when a learned endpoint is gone."}
 	L3Forwarding = Table{8, "L3Forwarding",
 		"Routes by destination: a local pod, another node's pod CIDR through the tunnel (overlay), anything else to the host through the gateway port; a missing pod of this node is dropped."}
 	ServiceSNAT = Table{9, "ServiceSNAT",
