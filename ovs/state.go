@@ -124,11 +124,7 @@ func (s *state) release(old *owned, keepGroups []uint32) {
 
 // groupSignature is a group's content, as its bucket IDs tell it.
 func groupSignature(g *of.Group) string {
-	ids := make([]uint32, 0, len(g.Buckets))
-	for _, b := range g.Buckets {
-		ids = append(ids, of.BucketID(b))
-	}
-	return signatureOf(ids)
+	return signatureOf(g.BucketIDs())
 }
 
 func signatureOf(ids []uint32) string {

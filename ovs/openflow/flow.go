@@ -180,6 +180,22 @@ type Group struct {
 	// sees flows learned by earlier connections at once, and gets its own
 	// pick, instead of riding an earlier connection's cached choice.
 	HashFields []HashField
+
+	// bucketIDs caches BucketIDs (a group is immutable once built; its
+	// buckets' text is otherwise rendered for every use).
+	bucketIDs []uint32
+}
+
+// BucketIDs are the IDs of the group's buckets, in order.
+func (g *Group) BucketIDs() []uint32 {
+	if g.bucketIDs == nil {
+		ids := make([]uint32, len(g.Buckets))
+		for i, bk := range g.Buckets {
+			ids[i] = BucketID(bk)
+		}
+		g.bucketIDs = ids
+	}
+	return g.bucketIDs
 }
 
 // HashField is one field of a select group's hash.
@@ -264,8 +280,8 @@ func (g *Group) Text() string {
 		}
 		fmt.Fprintf(&b, ",selection_method=hash,fields(%s)", strings.Join(fs, ","))
 	}
-	for _, bk := range g.Buckets {
-		fmt.Fprintf(&b, ",bucket=bucket_id:%d,weight:100,actions=%s", BucketID(bk), bucketText(bk))
+	for i, bk := range g.Buckets {
+		fmt.Fprintf(&b, ",bucket=bucket_id:%d,weight:100,actions=%s", g.BucketIDs()[i], bucketText(bk))
 	}
 	return b.String()
 }
@@ -286,8 +302,8 @@ func (g *Group) GroupMessage(command int) (*ofctrl.GroupBundleMessage, error) {
 		og.AddProperty(openflow15.NewNTRSelectionMethod(openflow15.NTR_HASH, 0, fields...))
 	}
 	if command != openflow15.OFPGC_DELETE {
-		for _, bk := range g.Buckets {
-			b := openflow15.NewBucket(BucketID(bk))
+		for i, bk := range g.Buckets {
+			b := openflow15.NewBucket(g.BucketIDs()[i])
 			for _, a := range bk {
 				oa, err := a.of()
 				if err != nil {

@@ -258,3 +258,27 @@ func (o *OVS) AddBridge(name string) {
 func (o *OVS) OFPort(iface string) string {
 	return strings.TrimSpace(o.Vsctl("get", "interface", iface, "ofport"))
 }
+
+// VswitchdCPU is the CPU time ovs-vswitchd has used so far (user and
+// system, from /proc), for telling its share of a sync from ours.
+func (o *OVS) VswitchdCPU() (time.Duration, error) { return ProcessCPU(o.vsPID) }
+
+// ProcessCPU is the CPU time a process has used so far (user and system).
+func ProcessCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name (which may hold spaces) start at ")".
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: bad times", pid)
+	}
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticks, nil
+}

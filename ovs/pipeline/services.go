@@ -79,7 +79,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 					endpoints[e.AddrPort()] = true
 				}
 			}
-			key := bucketsKey(buckets)
+			key := endpointsKey(eps)
 			id, seen := bySlotContent[key]
 			if !seen {
 				id = ids(fam.String()+"/"+kind, buckets)
@@ -223,14 +223,12 @@ func hashFields(fam graph.IPFamily, proto of.IPProto) []of.HashField {
 	return append(fs, of.HashTCPSrc, of.HashTCPDst)
 }
 
-func bucketsKey(buckets [][]of.Action) string {
-	var b []byte
-	for _, bk := range buckets {
-		for _, x := range bk {
-			b = append(b, x.Text()...)
-			b = append(b, ';')
-		}
-		b = append(b, '|')
+// endpointsKey tells endpoint lists apart: within a service port, equal
+// lists make equal buckets.
+func endpointsKey(eps []graph.Endpoint) string {
+	b := make([]byte, 0, 20*len(eps))
+	for _, e := range eps {
+		b, _ = e.AddrPort().AppendBinary(b)
 	}
 	return string(b)
 }
