@@ -97,7 +97,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench FullSync -benchtime 1x ./hns/ | tee -a $(BIN)/bench.txt
 	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && \
 	SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm \
-		$(GO) test -run '^$$' -bench 'SwitchyardProcess|APIServerToOVS' -benchtime 1x -timeout 30m ./cmd/switchyard/e2e/ | tee -a $(BIN)/bench.txt
+		$(GO) test -run '^$$' -bench 'SwitchyardProcess|APIServerAtScale' -benchtime 1x -timeout 30m ./cmd/switchyard/e2e/ | tee -a $(BIN)/bench.txt
 	$(GO) run ./hack/benchreport -in $(BIN)/bench.txt -out docs/benchmarks.md
 
 lint:

@@ -27,7 +27,7 @@ type Applier interface {
 
 // Config times the runner.
 type Config struct {
-	MinSyncPeriod  time.Duration // default 1s
+	MinSyncPeriod  time.Duration // zero: no minimum (upstream's --min-sync-period=0)
 	SyncPeriod     time.Duration // default 30s
 	BackoffInitial time.Duration // default 1s
 	BackoffMax     time.Duration // default SyncPeriod
@@ -35,8 +35,8 @@ type Config struct {
 }
 
 func (c *Config) complete() {
-	if c.MinSyncPeriod <= 0 {
-		c.MinSyncPeriod = time.Second
+	if c.MinSyncPeriod < 0 {
+		c.MinSyncPeriod = 0
 	}
 	if c.SyncPeriod <= 0 {
 		c.SyncPeriod = 30 * time.Second

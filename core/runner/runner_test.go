@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -84,13 +85,15 @@ type harness struct {
 	start time.Time
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, time.Second) }
+
+func newHarnessWith(t *testing.T, minSyncPeriod time.Duration) *harness {
 	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	h := &harness{t: t, clock: testingclock.NewFakeClock(start), res: &results{}, start: start}
 	h.app = &fakeApplier{clock: h.clock, calls: make(chan call, 16)}
 	var run *Runner
 	h.tr = tracker.New(tracker.Options{NodeName: "n", Now: h.clock.Now, Notify: func() { run.Trigger() }})
-	run = New(h.tr, h.app, Config{MinSyncPeriod: time.Second, SyncPeriod: 30 * time.Second,
+	run = New(h.tr, h.app, Config{MinSyncPeriod: minSyncPeriod, SyncPeriod: 30 * time.Second,
 		BackoffInitial: time.Second, BackoffMax: 8 * time.Second, Clock: h.clock}, h.res)
 	h.run = run
 	ctx, cancel := context.WithCancel(context.Background())
@@ -169,6 +172,22 @@ func TestStartupFullSyncThenBatchedDeltas(t *testing.T) {
 	h.step(time.Second)
 	if c := h.next(); !c.full || h.offset(c) != 30*time.Second || strings.Join(c.ports, " ") != "a b" {
 		t.Fatalf("call %+v, want the periodic full sync at 30s", c)
+	}
+}
+
+// --min-sync-period=0 is no minimum, as upstream's: a change is applied
+// as soon as it arrives, without the clock moving.
+func TestZeroMinSyncPeriodAppliesAtOnce(t *testing.T) {
+	h := newHarnessWith(t, 0)
+	if c := h.next(); !c.full {
+		t.Fatalf("first call %+v, want a full sync", c)
+	}
+	for i, name := range []string{"a", "b"} {
+		h.idle()
+		h.tr.UpsertService(svc(name, fmt.Sprintf("10.96.0.%d", i+1)))
+		if c := h.next(); c.full || strings.Join(c.ports, " ") != "+"+name || h.offset(c) != 0 {
+			t.Fatalf("call %+v, want the delta +%s at once", c, name)
+		}
 	}
 }
 

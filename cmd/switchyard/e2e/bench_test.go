@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/netip"
 	"os"
@@ -16,11 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard-proxy/switchyard/conformance/ovsharness"
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
@@ -108,79 +104,6 @@ func processScenario(b *testing.B, n int) {
 	b.ReportMetric(heap, "heap-MiB")
 	b.ReportMetric(metric(body, "go_memstats_heap_alloc_bytes")/(1<<20), "live-heap-MiB")
 	b.ReportMetric(float64(strings.Count(o.Ofctl("dump-flows", "br-sy"), "cookie=0x5359")), "flows-in-ovs")
-}
-
-// BenchmarkAPIServerToOVS: a real API server holding 1 000 synthetic
-// Services (10 endpoints each), switchyard run against it and a real OVS;
-// one EndpointSlice update at a time, timed from the write until a
-// connection reaches the new endpoint. Run with -benchtime 1x.
-func BenchmarkAPIServerToOVS(b *testing.B) {
-	const n, changes = 1000, 100
-	for b.Loop() {
-		c := startCluster(b)
-		ctx := context.Background()
-		c.addNodes(b)
-		syn := testobj.Synthetic(n, 10)
-		for _, ns := range namespacesOf(syn) {
-			c.namespace(b, ns)
-		}
-		for i := range syn.Services {
-			// The API server allocates ClusterIPs and node ports itself.
-			svc := syn.Services[i].DeepCopy()
-			svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.HealthCheckNodePort = "", nil, 0
-			for j := range svc.Spec.Ports {
-				svc.Spec.Ports[j].NodePort = 0
-			}
-			if _, err := c.Admin.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-				b.Fatalf("service %d: %v", i, err)
-			}
-			if _, err := c.Admin.DiscoveryV1().EndpointSlices(syn.Slices[i].Namespace).Create(ctx, syn.Slices[i], metav1.CreateOptions{}); err != nil {
-				b.Fatalf("slice %d: %v", i, err)
-			}
-		}
-		ns := "bench"
-		c.namespace(b, ns)
-		s, err := c.Admin.CoreV1().Services(ns).Create(ctx, service(ns, "probe", v1.ServiceTypeClusterIP, 80, 8080, 0), metav1.CreateOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		eps := c.Admin.DiscoveryV1().EndpointSlices(ns)
-		if _, err := eps.Create(ctx, slice(ns, "probe-1", "probe", 8080, endpoint{"10.244.1.5", "node-1", false}), metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		p := &proxy{}
-		w := ovsharness.BuildWorld(b, ovsharness.WorldOptions{StartNode1: p.onNode1(b, c, adminToken, "--min-sync-period=10ms")})
-		w.Timeout = 200 * time.Millisecond
-		vip := netip.AddrPortFrom(netip.MustParseAddr(s.Spec.ClusterIP), 80)
-		if err := waitFor(2*time.Minute, func() error {
-			if !reaches(w, "c", vip, "p1:8080") {
-				return fmt.Errorf("probe service not programmed")
-			}
-			return nil
-		}); err != nil {
-			b.Fatal(err)
-		}
-		pods := []struct{ ip, id string }{{"10.244.1.6", "p2:8080"}, {"10.244.1.5", "p1:8080"}}
-		took := make([]time.Duration, 0, changes)
-		for i := range changes {
-			time.Sleep(300 * time.Millisecond)
-			next := pods[i%2]
-			t0 := time.Now()
-			if _, err := eps.Update(ctx, slice(ns, "probe-1", "probe", 8080, endpoint{next.ip, "node-1", false}), metav1.UpdateOptions{}); err != nil {
-				b.Fatal(err)
-			}
-			for !reaches(w, "c", vip, next.id) {
-				if time.Since(t0) > followBound {
-					b.Fatalf("change %d not followed within %v", i, followBound)
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-			took = append(took, time.Since(t0))
-		}
-		slices.Sort(took)
-		b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "write-to-traffic-p50-ms")
-		b.ReportMetric(float64(took[(len(took)-1)*99/100].Microseconds())/1000, "write-to-traffic-p99-ms")
-	}
 }
 
 func namespacesOf(c testobj.Cluster) []string {
