@@ -145,7 +145,9 @@ func (c *Cluster) addNode(i int, spec NodeSpec) *Node {
 		}
 	}
 	c.sh(n.NS, "ip", "route", "add", "default", "via", Router4.String())
-	c.sh(n.NS, "ip", "-6", "route", "add", "default", "via", Router6.String())
+	if _, ok := n.ip(false); ok {
+		c.sh(n.NS, "ip", "-6", "route", "add", "default", "via", Router6.String())
+	}
 	return n
 }
 

@@ -319,3 +319,6 @@ func (c *Cluster) WriteClusterFile(t testing.TB, objs ...any) string {
 	}
 	return path
 }
+
+// LogTail is the last n lines of the process's log.
+func (p *Process) LogTail(n int) string { return tailFile(p.log, n) }

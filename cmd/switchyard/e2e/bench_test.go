@@ -70,6 +70,7 @@ func processScenario(b *testing.B, n int) {
 		IPs: []netip.Addr{netip.MustParseAddr("192.168.100.10")}, PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.0.0/24")}})
 	node := cl.Nodes[0]
 	o := node.OVS
+	ovstest.SwitchyardBinary(b) // built before the clock starts
 	began := time.Now()
 	p := node.StartSwitchyard(b, "--file="+file, "--profiling")
 	px := &proxy{proc: p}
@@ -90,6 +91,9 @@ func processScenario(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	ready := time.Since(began)
+	if os.Getenv("SWITCHYARD_BENCH_LOG") != "" {
+		b.Logf("started %s, synced after %v; switchyard's log:\n%s", began.Format("15:04:05.000000"), ready, p.LogTail(40))
+	}
 	time.Sleep(2 * time.Second)
 	body, _ = px.metrics()
 	rss, heap := float64(testobj.ProcessRSS(p.PID()))/(1<<20), metric(body, "go_memstats_heap_alloc_bytes")/(1<<20)
