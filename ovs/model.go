@@ -141,7 +141,7 @@ func spOwner(n graph.ServicePortName) string { return "sp/" + n.String() }
 func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 	owner := spOwner(sp.Name)
 	old := m.sps[sp.Name]
-	res := pipeline.ServiceFlows(&m.cfg, sp, func(slot string, _ [][]of.Action) uint32 {
+	res := pipeline.ServiceFlows(&m.cfg, sp, func(slot string) uint32 {
 		return m.st.alloc.id(owner, slot)
 	})
 	keep := map[uint32]bool{}

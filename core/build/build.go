@@ -2,6 +2,7 @@ package build
 
 import (
 	"net/netip"
+	"slices"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	v1 "k8s.io/api/core/v1"
@@ -93,7 +94,27 @@ func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node)
 			}
 		}
 	}
+	// Most service ports have the same endpoints in several lists (every
+	// externally reachable one without traffic policies): they share one
+	// array, as the graph is read-only (at 10k Services the copies were a
+	// third of the graph's memory).
+	sp.ExternalEndpoints = shareIfEqual(sp.ExternalEndpoints, sp.InternalEndpoints)
+	sp.ShortCircuitEndpoints = shareIfEqual(sp.ShortCircuitEndpoints, sp.InternalEndpoints, sp.ExternalEndpoints)
 	return sp
+}
+
+// shareIfEqual returns the first of others equal to list (keeping an empty
+// list as it is), else list.
+func shareIfEqual(list []graph.Endpoint, others ...[]graph.Endpoint) []graph.Endpoint {
+	if len(list) == 0 {
+		return list
+	}
+	for _, o := range others {
+		if slices.Equal(list, o) {
+			return o
+		}
+	}
+	return list
 }
 
 // ofFamily returns the candidates of one family; candidates are sorted IPv4
@@ -120,6 +141,9 @@ func hasFamily(ips []netip.Addr, fam graph.IPFamily) bool {
 }
 
 func appendEndpoints(dst []graph.Endpoint, src []candidate) []graph.Endpoint {
+	if dst == nil && len(src) > 0 {
+		dst = make([]graph.Endpoint, 0, len(src)) // one family: no slack
+	}
 	for i := range src {
 		dst = append(dst, src[i].ep)
 	}

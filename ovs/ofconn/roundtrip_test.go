@@ -39,11 +39,11 @@ func sample() ([]*of.Flow, []*of.Group) {
 	mac, _ := net.ParseMAC("0a:58:0a:f4:01:01")
 	pod, _ := net.ParseMAC("0a:58:0a:f4:01:05")
 	groups := []*of.Group{
-		{ID: 0x59000001, Buckets: [][]of.Action{
+		{ID: 0x59000001, Buckets: of.BucketList{
 			{of.LoadReg{Index: 3, Value: 0x0af40105, Mask: 0xffffffff}, of.LoadReg{Index: 4, Value: 0x20000 | 8080, Mask: 0x7ffff}, of.Resubmit(7)},
 			{of.LoadReg{Index: 3, Value: 0x0af40205, Mask: 0xffffffff}, of.LoadReg{Index: 4, Value: 0x20000 | 8080, Mask: 0x7ffff}, of.Resubmit(7)},
 		}},
-		{ID: 0x59000002, Buckets: [][]of.Action{
+		{ID: 0x59000002, Buckets: of.BucketList{
 			{of.LoadXXReg{Index: 3, Value: xx("fd00:244:1::5")}, of.LoadReg{Index: 4, Value: 0x30000 | 80, Mask: 0x7ffff}, of.Resubmit(6)},
 		}},
 	}

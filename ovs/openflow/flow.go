@@ -173,7 +173,7 @@ func DeleteByCookie(cookie, mask uint64) *openflow15.FlowMod {
 // Group is a select group whose buckets are tried with equal weight.
 type Group struct {
 	ID      uint32
-	Buckets [][]Action
+	Buckets Buckets
 	// HashFields, when set, select a bucket by a hash of these fields
 	// (selection_method=hash). OVS then keeps a datapath flow per distinct
 	// value of them, so each new connection is translated on its own: it
@@ -186,12 +186,38 @@ type Group struct {
 	bucketIDs []uint32
 }
 
+// Buckets are a group's buckets, built when a message or text needs them:
+// a driver keeps every installed group for as long as it is installed,
+// and its buckets' actions only while they are sent (at 10k Services the
+// kept actions were a tenth of the heap).
+type Buckets interface {
+	Len() int
+	// Bucket returns the actions of bucket i, new on each call.
+	Bucket(i int) []Action
+}
+
+// BucketList is a literal list of buckets.
+type BucketList [][]Action
+
+// Len implements Buckets.
+func (l BucketList) Len() int { return len(l) }
+
+// Bucket implements Buckets.
+func (l BucketList) Bucket(i int) []Action { return l[i] }
+
+func (g *Group) nBuckets() int {
+	if g.Buckets == nil {
+		return 0
+	}
+	return g.Buckets.Len()
+}
+
 // BucketIDs are the IDs of the group's buckets, in order.
 func (g *Group) BucketIDs() []uint32 {
 	if g.bucketIDs == nil {
-		ids := make([]uint32, len(g.Buckets))
-		for i, bk := range g.Buckets {
-			ids[i] = BucketID(bk)
+		ids := make([]uint32, g.nBuckets())
+		for i := range ids {
+			ids[i] = BucketID(g.Buckets.Bucket(i))
 		}
 		g.bucketIDs = ids
 	}
@@ -280,8 +306,8 @@ func (g *Group) Text() string {
 		}
 		fmt.Fprintf(&b, ",selection_method=hash,fields(%s)", strings.Join(fs, ","))
 	}
-	for i, bk := range g.Buckets {
-		fmt.Fprintf(&b, ",bucket=bucket_id:%d,weight:100,actions=%s", g.BucketIDs()[i], bucketText(bk))
+	for i, id := range g.BucketIDs() {
+		fmt.Fprintf(&b, ",bucket=bucket_id:%d,weight:100,actions=%s", id, bucketText(g.Buckets.Bucket(i)))
 	}
 	return b.String()
 }
@@ -302,9 +328,9 @@ func (g *Group) GroupMessage(command int) (*ofctrl.GroupBundleMessage, error) {
 		og.AddProperty(openflow15.NewNTRSelectionMethod(openflow15.NTR_HASH, 0, fields...))
 	}
 	if command != openflow15.OFPGC_DELETE {
-		for i, bk := range g.Buckets {
-			b := openflow15.NewBucket(g.BucketIDs()[i])
-			for _, a := range bk {
+		for i, id := range g.BucketIDs() {
+			b := openflow15.NewBucket(id)
+			for _, a := range g.Buckets.Bucket(i) {
 				oa, err := a.of()
 				if err != nil {
 					return nil, fmt.Errorf("group %d: %s: %w", g.ID, a.Text(), err)

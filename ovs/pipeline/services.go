@@ -30,7 +30,7 @@ type ServiceResult struct {
 // lists, by slot ("IPv4/internal", "IPv6/external", ...). The driver keeps
 // an ID for as long as the slot exists, so a changed endpoint list is one
 // group modification.
-type GroupIDs func(slot string, buckets [][]of.Action) uint32
+type GroupIDs func(slot string) uint32
 
 func protoOf(p graph.Protocol) of.IPProto {
 	switch p {
@@ -72,22 +72,21 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 				}
 				return nil // drop
 			}
-			buckets := make([][]of.Action, 0, len(eps))
-			for _, e := range eps {
-				buckets = append(buckets, bucket(c, e, affinity))
-				if affinity {
+			if affinity {
+				for _, e := range eps {
 					endpoints[e.AddrPort()] = true
 				}
 			}
 			key := endpointsKey(eps)
 			id, seen := bySlotContent[key]
 			if !seen {
-				id = ids(fam.String()+"/"+kind, buckets)
+				id = ids(fam.String() + "/" + kind)
 				bySlotContent[key] = id
 			}
 			if !groups[id] {
 				groups[id] = true
-				res.Groups = append(res.Groups, &of.Group{ID: id, Buckets: buckets, HashFields: hashFields(fam, proto)})
+				res.Groups = append(res.Groups, &of.Group{ID: id, Buckets: endpointBuckets{zone: c.CtZone, eps: eps, affinity: affinity},
+					HashFields: hashFields(fam, proto)})
 			}
 			state := uint32(stateSelected)
 			if affinity {
@@ -239,22 +238,34 @@ func allEndpoints(sp *graph.ServicePort) []graph.Endpoint {
 	return all
 }
 
-// bucket is what choosing an endpoint does. Without affinity the bucket
+// endpointBuckets are a select group's buckets, one per endpoint, built
+// from the graph's endpoint list (which the driver keeps anyway) when
+// needed.
+type endpointBuckets struct {
+	zone     uint16
+	eps      []graph.Endpoint
+	affinity bool
+}
+
+func (b endpointBuckets) Len() int { return len(b.eps) }
+
+// Bucket is what choosing endpoint i does. Without affinity the bucket
 // commits the connection with DNAT to the endpoint itself (as OVN's load
 // balancers do), so a service port costs flows per frontend whatever its
 // number of endpoints. With affinity it loads the endpoint into the
 // registers and goes back to ServiceLB to learn it, then to EndpointDNAT.
-func bucket(c *Config, e graph.Endpoint, affinity bool) []of.Action {
-	if !affinity {
-		return dnat(c, e)
+func (b endpointBuckets) Bucket(i int) []of.Action {
+	e := b.eps[i]
+	if !b.affinity {
+		return dnat(b.zone, e)
 	}
 	return a(loadEndpointIP(e.IP), of.LoadReg{Index: regEndpoint, Value: uint32(e.Port), Mask: portMask}, of.Resubmit(ServiceLB.ID))
 }
 
-// dnat marks the packet as a service's, commits its connection with DNAT
-// to the endpoint and continues in L3Forwarding.
-func dnat(c *Config, e graph.Endpoint) []of.Action {
-	return a(setFlag(serviceBit), of.CT{Commit: true, Zone: c.CtZone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
+// dnat marks the packet as a service's, commits its connection in zone
+// with DNAT to the endpoint and continues in L3Forwarding.
+func dnat(zone uint16, e graph.Endpoint) []of.Action {
+	return a(setFlag(serviceBit), of.CT{Commit: true, Zone: zone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
 		SetMark: markService, MarkMask: markService})
 }
 
@@ -280,7 +291,7 @@ func dnatFlow(c *Config, e graph.Endpoint, proto of.IPProto) *of.Flow {
 	return flow(EndpointDNAT, 200,
 		m(of.EthType(ethType(graph.FamilyOf(e.IP))), of.IPProto(proto), matchEndpointIP(e.IP),
 			of.Reg{Index: regEndpoint, Value: stateSelected | uint32(e.Port), Mask: endpointMask}),
-		dnat(c, e), nil)
+		dnat(c.CtZone, e), nil)
 }
 
 // learnFlow records the chosen endpoint for the client and frontend, then
