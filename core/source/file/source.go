@@ -29,6 +29,7 @@ type Source struct {
 	lastStat stamp
 	current  map[string]runtime.Object // by objectKey, as handed to the sink
 	reported map[string]bool           // errors already reported, by text
+	compactor source.Compactor
 }
 
 var _ source.Source = (*Source)(nil)
@@ -110,14 +111,15 @@ func (s *Source) load(data []byte, st stamp, sink source.Sink) {
 	s.last = &sum
 	l := Parse(s.Path, data)
 	next := map[string]runtime.Object{}
+	// Kept objects are compacted, as the kube source's are.
 	for _, o := range l.Services {
-		next[objectKey("Service", o.Namespace, o.Name)] = o
+		next[objectKey("Service", o.Namespace, o.Name)] = s.compactor.Compact(o).(runtime.Object)
 	}
 	for _, o := range l.Slices {
-		next[objectKey("EndpointSlice", o.Namespace, o.Name)] = o
+		next[objectKey("EndpointSlice", o.Namespace, o.Name)] = s.compactor.Compact(o).(runtime.Object)
 	}
 	for _, o := range l.Nodes {
-		next[objectKey("Node", "", o.Name)] = o
+		next[objectKey("Node", "", o.Name)] = s.compactor.Compact(o).(runtime.Object)
 	}
 
 	// A broken document must not delete what it used to describe: keep its

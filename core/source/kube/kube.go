@@ -64,6 +64,10 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 	if err != nil {
 		return err
 	}
+	// Objects are compacted before they enter the caches (see
+	// source.Compactor).
+	var compactor source.Compactor
+	trim := func(obj any) (any, error) { return compactor.Compact(obj), nil }
 	objects := informers.NewSharedInformerFactoryWithOptions(s.Client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel.String() }),
 		informers.WithTransform(trim))
@@ -137,42 +141,4 @@ func handler[T any](upsert func(*T), remove func(*T)) cache.ResourceEventHandler
 			}
 		},
 	}
-}
-
-// trim drops what the proxy never reads before objects enter the cache,
-// which holds every Service, EndpointSlice and Node for as long as the
-// process runs (at 10k Services and 100k endpoints the objects were a
-// third of the live heap). Kept: names, labels, annotations (the trigger
-// time, the ones a graph copies), the UID and resource version, and the fields
-// core/build and core/tracker read. Dropped, among others: managed fields
-// and kubectl's last-applied annotation (often the largest parts of an
-// object), owner references, a Service's selector (the EndpointSlices
-// carry its result), each endpoint's target reference and hostname, and a
-// Node's whole status but its addresses, and its taints. Objects are
-// trimmed in place: the informer hands the transform objects it owns.
-func trim(obj any) (any, error) {
-	switch o := obj.(type) {
-	case *v1.Service:
-		o.Spec.Selector = nil
-		o.Status.Conditions = nil
-	case *discovery.EndpointSlice:
-		for i := range o.Endpoints {
-			e := &o.Endpoints[i]
-			e.TargetRef, e.Hostname, e.DeprecatedTopology = nil, nil, nil
-		}
-	case *v1.Node:
-		o.Status = v1.NodeStatus{Addresses: o.Status.Addresses}
-		o.Spec.Taints, o.Spec.ConfigSource = nil, nil
-	}
-	if m, ok := obj.(metav1.Object); ok {
-		m.SetManagedFields(nil)
-		m.SetOwnerReferences(nil)
-		m.SetFinalizers(nil)
-		m.SetGenerateName("")
-		m.SetCreationTimestamp(metav1.Time{})
-		if a := m.GetAnnotations(); a != nil {
-			delete(a, v1.LastAppliedConfigAnnotation)
-		}
-	}
-	return obj, nil
 }
