@@ -25,10 +25,10 @@ type Source struct {
 	// OnLoad, if set, is told about every load that reached the sink.
 	OnLoad func(Load)
 
-	last     *[sha256.Size]byte // digest of the contents last loaded (not the contents: 13 MiB at 10k Services)
-	lastStat stamp
-	current  map[string]runtime.Object // by objectKey, as handed to the sink
-	reported map[string]bool           // errors already reported, by text
+	last      *[sha256.Size]byte // digest of the contents last loaded (not the contents: 13 MiB at 10k Services)
+	lastStat  stamp
+	current   map[string]runtime.Object // by objectKey, as handed to the sink
+	reported  map[string]bool           // errors already reported, by text
 	compactor source.Compactor
 }
 
