@@ -25,7 +25,7 @@ import (
 // per-change figures are percentiles over `changes` changes.
 func BenchmarkRealOVS(b *testing.B) {
 	const changes = 200
-	for _, n := range []int{1000, 10000} {
+	for _, n := range []int{1000, 10000, 30000} {
 		b.Run(fmt.Sprintf("services=%d/endpoints=%d", n, n*10), func(b *testing.B) {
 			for b.Loop() {
 				realOVSScenario(b, n, changes)
