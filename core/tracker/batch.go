@@ -71,6 +71,9 @@ func (t *Tracker) Next(full bool) *Batch {
 func (t *Tracker) Commit(b *Batch) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if b.Full {
+		t.initialSynced = true
+	}
 	for k, bs := range b.built {
 		st := t.services[k]
 		if st == nil {

@@ -69,8 +69,10 @@ type Tracker struct {
 	appliedNode graph.Node
 	nodeDirty   uint64
 	dirty       map[svcKey]struct{} // services with dirty != 0
-	peers       peerState
-	nodeRejs    map[string][]build.Rejection // by Node name, as last reported
+	// initialSynced: a full batch was committed (see markDirty).
+	initialSynced bool
+	peers         peerState
+	nodeRejs      map[string][]build.Rejection // by Node name, as last reported
 }
 
 var _ source.Sink = (*Tracker)(nil)
@@ -110,13 +112,23 @@ func (t *Tracker) state(k svcKey) *serviceState {
 }
 
 // markDirty records a change to a service at time at.
+//
+// Changes the tracker hears before its first full batch is committed (the
+// initial lists, whatever their trigger times) are not measured for network
+// programming latency: they are the state at start, not changes, and a
+// restart at 10k Services reported thousands of old trigger times
+// (upstream too measures only trigger times after its tracker started).
 func (t *Tracker) markDirty(k svcKey, at time.Time) {
 	st := t.state(k)
 	t.gen++
-	if st.dirty == 0 {
+	if !t.initialSynced {
+		at = time.Time{}
+	}
+	switch {
+	case st.dirty == 0:
 		t.dirty[k] = struct{}{}
 		st.changedAt = at
-	} else if at.Before(st.changedAt) {
+	case !at.IsZero() && (st.changedAt.IsZero() || at.Before(st.changedAt)):
 		st.changedAt = at
 	}
 	st.dirty = t.gen

@@ -279,7 +279,7 @@ func TestChangedAtUsesTriggerTime(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	tr := New(Options{NodeName: "node-1", Now: func() time.Time { return now }})
 	tr.UpsertService(web("a", "10.96.0.1"))
-	tr.Commit(tr.Next(false))
+	tr.Commit(tr.Next(true))
 	s := webSlice("a", "a-1", "10.244.0.1")
 	trigger := now.Add(-3 * time.Second)
 	s.Annotations = map[string]string{AnnotationLastChangeTriggerTime: trigger.Format(time.RFC3339Nano)}
@@ -287,6 +287,32 @@ func TestChangedAtUsesTriggerTime(t *testing.T) {
 	b := tr.Next(false)
 	if len(b.ChangedAt) != 1 || !b.ChangedAt[0].Equal(trigger) {
 		t.Fatalf("ChangedAt = %v, want [%v]", b.ChangedAt, trigger)
+	}
+}
+
+// The initial lists are the state at start, not changes: what arrives
+// before the first full sync is committed is not measured, whatever its
+// trigger time; a change after it is, even merged with an unmeasured one.
+func TestChangesBeforeTheFirstFullSyncAreNotMeasured(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	tr := New(Options{NodeName: "node-1", Now: func() time.Time { return now }})
+	old := webSlice("a", "a-1", "10.244.0.1")
+	old.Annotations = map[string]string{AnnotationLastChangeTriggerTime: now.Add(-time.Hour).Format(time.RFC3339Nano)}
+	tr.UpsertService(web("a", "10.96.0.1"))
+	tr.UpsertEndpointSlice(old)
+	tr.UpsertService(web("b", "10.96.0.2"))
+	first := tr.Next(true)
+	for _, at := range first.ChangedAt {
+		if !at.IsZero() {
+			t.Fatalf("first full sync measured %v", first.ChangedAt)
+		}
+	}
+	// b changes before the first sync is committed, and again after.
+	tr.UpsertService(web("b", "10.96.0.3"))
+	tr.Commit(first)
+	tr.UpsertService(web("b", "10.96.0.4"))
+	if b := tr.Next(false); len(b.ChangedAt) != 1 || !b.ChangedAt[0].Equal(now) {
+		t.Fatalf("ChangedAt = %v, want [%v]", b.ChangedAt, now)
 	}
 }
 
