@@ -49,7 +49,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 					b.Fatal(err)
 				}
 				flowMods += len(batch.FlowAdds) + len(batch.FlowDeletes)
-				groupMods += len(batch.GroupAdds) + len(batch.GroupDeletes)
+				groupMods += len(batch.GroupAdds) + len(batch.GroupModifies) + len(batch.GroupDeletes)
 				m.st.committed()
 				tr.Commit(bt)
 				i++

@@ -215,7 +215,7 @@ func (s *state) pending() (*ofconn.Batch, error) {
 			if err != nil {
 				return nil, err
 			}
-			b.GroupAdds = append(b.GroupAdds, msg)
+			b.GroupModifies = append(b.GroupModifies, msg)
 		case e == nil && installed:
 			msg, err := (&of.Group{ID: id}).GroupMessage(openflow15.OFPGC_DELETE)
 			if err != nil {

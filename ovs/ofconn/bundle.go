@@ -11,15 +11,22 @@ import (
 // order groups added or modified, flows added, flows deleted, groups
 // deleted, so a flow never refers to a group that does not exist yet.
 type Batch struct {
-	GroupAdds    []*ofctrl.GroupBundleMessage // add or modify
-	FlowAdds     []*openflow15.FlowMod
-	FlowDeletes  []*openflow15.FlowMod
-	GroupDeletes []*ofctrl.GroupBundleMessage
+	GroupAdds     []*ofctrl.GroupBundleMessage
+	GroupModifies []*ofctrl.GroupBundleMessage
+	FlowAdds      []*openflow15.FlowMod
+	FlowDeletes   []*openflow15.FlowMod
+	GroupDeletes  []*ofctrl.GroupBundleMessage
 }
 
 // Len counts the messages.
 func (b *Batch) Len() int {
-	return len(b.GroupAdds) + len(b.FlowAdds) + len(b.FlowDeletes) + len(b.GroupDeletes)
+	return len(b.GroupAdds) + len(b.GroupModifies) + len(b.FlowAdds) + len(b.FlowDeletes) + len(b.GroupDeletes)
+}
+
+// OnlyGroupModifies reports whether the batch changes only the buckets of
+// existing groups.
+func (b *Batch) OnlyGroupModifies() bool {
+	return len(b.GroupModifies) > 0 && len(b.GroupModifies) == b.Len()
 }
 
 // Commit sends the batch as one atomic, ordered bundle: all of it takes
@@ -37,7 +44,7 @@ func (c *Conn) Commit(b *Batch) error {
 		return fmt.Errorf("bundle open: %w", err)
 	}
 	add := func(m ofctrl.OpenFlowModMessage) error { return tx.AddMessage(m) }
-	for _, g := range b.GroupAdds {
+	for _, g := range append(append([]*ofctrl.GroupBundleMessage{}, b.GroupAdds...), b.GroupModifies...) {
 		if err := add(g); err != nil {
 			return c.abort(tx, fmt.Errorf("bundle add: %w", err))
 		}
@@ -65,7 +72,7 @@ func (c *Conn) Commit(b *Batch) error {
 	c.mu.Lock()
 	c.stats.Bundles++
 	c.stats.FlowMods += len(b.FlowAdds) + len(b.FlowDeletes)
-	c.stats.GroupMods += len(b.GroupAdds) + len(b.GroupDeletes)
+	c.stats.GroupMods += len(b.GroupAdds) + len(b.GroupModifies) + len(b.GroupDeletes)
 	c.mu.Unlock()
 	return nil
 }
