@@ -86,6 +86,7 @@ func apiServerScenario(b *testing.B, n int) {
 	}
 
 	p := &proxy{}
+	ovstest.SwitchyardBinary(b) // built before the clock starts
 	var began, synced time.Time
 	startFirst := p.onNode1(b, c, adminToken, "--min-sync-period=0s", "--sync-period="+scaleSyncPeriod.String())
 	w := ovsharness.BuildWorld(b, ovsharness.WorldOptions{StartNode1: func(nd *ovstest.Node) *ovstest.Process {
