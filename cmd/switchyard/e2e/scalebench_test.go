@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -88,7 +90,7 @@ func apiServerScenario(b *testing.B, n int) {
 	p := &proxy{}
 	ovstest.SwitchyardBinary(b) // built before the clock starts
 	var began, synced time.Time
-	startFirst := p.onNode1(b, c, adminToken, "--min-sync-period=0s", "--sync-period="+scaleSyncPeriod.String())
+	startFirst := p.onNode1(b, c, adminToken, "--min-sync-period=0s", "--sync-period="+scaleSyncPeriod.String(), "--profiling")
 	w := ovsharness.BuildWorld(b, ovsharness.WorldOptions{StartNode1: func(nd *ovstest.Node) *ovstest.Process {
 		began = time.Now()
 		proc := startFirst(nd)
@@ -152,6 +154,9 @@ func apiServerScenario(b *testing.B, n int) {
 		time.Sleep(time.Second)
 	}
 	samples := rss.stop()
+	if pd := os.Getenv("SWITCHYARD_BENCH_PROFILES"); pd != "" {
+		saveProfile(b, p.proc, filepath.Join(pd, fmt.Sprintf("api-heap-%d.prof", n)))
+	}
 	body, _ := p.metrics()
 	reportPercentiles(b, fast, "write-to-traffic")
 	b.ReportMetric(slices.Max(samples), "rss-max-MiB")
