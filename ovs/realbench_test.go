@@ -96,6 +96,19 @@ func realOVSScenario(b *testing.B, n, changes int) {
 		tr.Commit(bt)
 	}
 	after := d.conn.Stats()
+
+	// A periodic full resync with nothing changed: what it costs, and that
+	// it sends nothing.
+	again := tr.Next(true)
+	t0 := time.Now()
+	if err := d.Sync(ctx, again.Snapshot); err != nil {
+		b.Fatal(err)
+	}
+	resync := time.Since(t0)
+	tr.Commit(again)
+	resynced := d.conn.Stats()
+	b.ReportMetric(float64(resync.Microseconds())/1000, "resync-ms")
+	b.ReportMetric(float64(resynced.FlowMods-after.FlowMods+resynced.GroupMods-after.GroupMods), "resync-flow-mods")
 	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
 	pct := func(ds []time.Duration, p int) float64 {
 		ds = slices.Clone(ds)

@@ -15,6 +15,11 @@ type Cluster struct {
 	Node     *v1.Node
 }
 
+// SyntheticNodePortBase is the first node port of a synthetic cluster; its
+// node ports go past the API server's default range from 700 Services on
+// (a node-port range of 30000-49999 holds them up to 50k Services).
+const SyntheticNodePortBase = 30000
+
 // Synthetic builds n Services with epsPer endpoints each, spread over 10
 // nodes and 2 zones: 70% ClusterIP, 20% NodePort, 10% LoadBalancer with
 // externalTrafficPolicy: Local. Node "node-0" is the local one (pod CIDR
@@ -30,12 +35,16 @@ func Synthetic(n, epsPer int) Cluster {
 		ip[2], ip[3] = byte(i>>8), byte(i)
 		ip[1] += byte(i >> 16)
 		opts := []ServiceOption{ClusterIPs(netip.AddrFrom4(ip).String()), Port("http", v1.ProtocolTCP, 80, 0)}
+		// Node ports are unique, as the API server makes them: node ports
+		// from SyntheticNodePortBase (3 in every 10 Services), health
+		// check node ports after them.
+		nodePort := int32(SyntheticNodePortBase + i/10*3 + i%10 - 7)
 		switch i % 10 {
 		case 7, 8:
-			opts = append(opts, Type(v1.ServiceTypeNodePort), func(s *v1.Service) { s.Spec.Ports[0].NodePort = int32(30000 + i%2768) })
+			opts = append(opts, Type(v1.ServiceTypeNodePort), func(s *v1.Service) { s.Spec.Ports[0].NodePort = nodePort })
 		case 9:
-			opts = append(opts, Type(v1.ServiceTypeLoadBalancer), ETPLocal, HealthCheckNodePort(int32(30000+(i+1)%2768)),
-				func(s *v1.Service) { s.Spec.Ports[0].NodePort = int32(30000 + i%2768) },
+			opts = append(opts, Type(v1.ServiceTypeLoadBalancer), ETPLocal, HealthCheckNodePort(int32(SyntheticNodePortBase+(n+9)/10*3+i/10)),
+				func(s *v1.Service) { s.Spec.Ports[0].NodePort = nodePort },
 				Ingress(fmt.Sprintf("203.0.%d.%d", (i>>8)&255, i&255)))
 		}
 		c.Services = append(c.Services, Service(ns, name, opts...))

@@ -175,6 +175,7 @@ func write(w io.Writer, rs results) {
 				{"revalidator wait, p50 ms", "settle-p50-ms", 1}, {"revalidator wait, p99 ms", "settle-p99-ms", 1},
 				{"whole Apply, p50 ms", "apply-p50-ms", 1}, {"whole Apply, p99 ms", "apply-p99-ms", 1},
 				{"flow-mods per change", "flow-mods/change", 1}, {"group-mods per change", "group-mods/change", 1},
+				{"periodic full resync with nothing changed, ms", "resync-ms", 1}, {"flow- and group-mods in that resync", "resync-flow-mods", 1},
 				{"ovs-vswitchd CPU during the cold sync, s", "cold-vswitchd-cpu-s", 1}, {"driver CPU during the cold sync (GC included), s", "cold-driver-cpu-s", 1}}},
 		{"The switchyard process (file source, ovs driver, real OVS)", "The binary started with the synthetic cluster as `--file`; RSS and heap read 2 s after its first sync (the live heap after a forced GC).",
 			func(n int) string { return size("e2e:BenchmarkSwitchyardProcess", n) },

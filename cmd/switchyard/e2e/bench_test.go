@@ -72,7 +72,7 @@ func processScenario(b *testing.B, n int) {
 	o := node.OVS
 	ovstest.SwitchyardBinary(b) // built before the clock starts
 	began := time.Now()
-	p := node.StartSwitchyard(b, "--file="+file, "--profiling")
+	p := node.StartSwitchyard(b, "--file="+file, "--profiling", scaleNodePortRange)
 	px := &proxy{proc: p}
 	var body string
 	if err := waitFor(5*time.Minute, func() error {
