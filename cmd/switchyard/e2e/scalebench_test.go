@@ -210,43 +210,32 @@ func reportPercentiles(b *testing.B, took []time.Duration, name string) {
 // has them, from 16 writers.
 func populate(b *testing.B, client kubernetes.Interface, syn testobj.Cluster) {
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for wk := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := wk; i < len(syn.Services); i += 16 {
-				svc := syn.Services[i].DeepCopy()
-				// The API server allocates ClusterIPs and node ports.
-				svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.HealthCheckNodePort = "", nil, 0
-				for j := range svc.Spec.Ports {
-					svc.Spec.Ports[j].NodePort = 0
-				}
-				svc.Spec.Selector = map[string]string{"app": svc.Name}
-				made, err := client.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
-				if err != nil {
-					errs <- fmt.Errorf("service %d: %w", i, err)
-					return
-				}
-				sl := syn.Slices[i].DeepCopy()
-				yes := true
-				sl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: made.Name, UID: made.UID, Controller: &yes, BlockOwnerDeletion: &yes}}
-				sl.Labels[discovery.LabelManagedBy] = "endpointslice-controller.k8s.io"
-				for j := range sl.Endpoints {
-					sl.Endpoints[j].TargetRef = &v1.ObjectReference{Kind: "Pod", Namespace: sl.Namespace,
-						Name: fmt.Sprintf("%s-7d9f8c6b5-%05d", made.Name, j), UID: types.UID(fmt.Sprintf("0f1e2d3c-%04x-4b5a-8978-%012x", j, i))}
-				}
-				if _, err := client.DiscoveryV1().EndpointSlices(sl.Namespace).Create(ctx, sl, metav1.CreateOptions{}); err != nil {
-					errs <- fmt.Errorf("slice %d: %w", i, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	err := parallel(16, len(syn.Services), func(i int) error {
+		svc := syn.Services[i].DeepCopy()
+		// The API server allocates ClusterIPs and node ports.
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.HealthCheckNodePort = "", nil, 0
+		for j := range svc.Spec.Ports {
+			svc.Spec.Ports[j].NodePort = 0
+		}
+		svc.Spec.Selector = map[string]string{"app": svc.Name}
+		made, err := client.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("service %d: %w", i, err)
+		}
+		sl := syn.Slices[i].DeepCopy()
+		yes := true
+		sl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: made.Name, UID: made.UID, Controller: &yes, BlockOwnerDeletion: &yes}}
+		sl.Labels[discovery.LabelManagedBy] = "endpointslice-controller.k8s.io"
+		for j := range sl.Endpoints {
+			sl.Endpoints[j].TargetRef = &v1.ObjectReference{Kind: "Pod", Namespace: sl.Namespace,
+				Name: fmt.Sprintf("%s-7d9f8c6b5-%05d", made.Name, j), UID: types.UID(fmt.Sprintf("0f1e2d3c-%04x-4b5a-8978-%012x", j, i))}
+		}
+		if _, err := client.DiscoveryV1().EndpointSlices(sl.Namespace).Create(ctx, sl, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("slice %d: %w", i, err)
+		}
+		return nil
+	})
+	if err != nil {
 		b.Fatal(err)
 	}
 }
@@ -256,15 +245,27 @@ func populate(b *testing.B, client kubernetes.Interface, syn testobj.Cluster) {
 func churn(b *testing.B, client kubernetes.Interface, syn testobj.Cluster, changes int) {
 	ctx := context.Background()
 	patch := []byte(`[{"op":"replace","path":"/endpoints/0/conditions/ready","value":false}]`)
+	err := parallel(8, changes, func(i int) error {
+		sl := syn.Slices[(i*7919)%len(syn.Slices)]
+		_, err := client.DiscoveryV1().EndpointSlices(sl.Namespace).Patch(ctx, sl.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// parallel calls f for 0..n-1 from workers goroutines; a worker stops at
+// its first error, and the first error is returned.
+func parallel(workers, n int, f func(i int) error) error {
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for wk := range 8 {
+	errs := make(chan error, workers)
+	for wk := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := wk; i < changes; i += 8 {
-				sl := syn.Slices[(i*7919)%len(syn.Slices)]
-				if _, err := client.DiscoveryV1().EndpointSlices(sl.Namespace).Patch(ctx, sl.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+			for i := wk; i < n; i += workers {
+				if err := f(i); err != nil {
 					errs <- err
 					return
 				}
@@ -273,9 +274,7 @@ func churn(b *testing.B, client kubernetes.Interface, syn testobj.Cluster, chang
 	}
 	wg.Wait()
 	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
+	return <-errs
 }
 
 // sampler calls a function every period until stopped.
