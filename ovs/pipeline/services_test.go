@@ -25,7 +25,7 @@ func TestFlowsDoNotGrowWithEndpoints(t *testing.T) {
 			NodePort:          30080,
 			LoadBalancerIPs:   []netip.Addr{netip.MustParseAddr("203.0.113.7")},
 			InternalEndpoints: eps, ExternalEndpoints: eps, ShortCircuitEndpoints: eps,
-			UsableFamilies:    graph.FamilySet(0).With(graph.IPv4),
+			UsableFamilies: graph.FamilySet(0).With(graph.IPv4),
 		}
 		if etpLocal {
 			sp.ExternalTrafficPolicy = graph.PolicyLocal
