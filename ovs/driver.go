@@ -315,6 +315,7 @@ func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 	}
 	d.adopted = true
 	d.reportClamped()
+	d.reportShadowed()
 	d.flushUDP(ctx, stale)
 	return nil
 }
@@ -328,8 +329,31 @@ func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
 		return err
 	}
 	d.reportClamped()
+	d.reportShadowed()
 	d.flushUDP(ctx, stale)
 	return nil
+}
+
+// reportShadowed says once per flow that it is not installed because
+// another flow with the same match is (two Services with one frontend).
+func (d *Driver) reportShadowed() {
+	for c, w := range d.model.st.Shadowed() {
+		key := fmt.Sprintf("shadowed/%x/%x", c, w)
+		if d.reported[key] {
+			continue
+		}
+		d.reported[key] = true
+		lost, won := d.model.st.flows[c], d.model.st.flows[w]
+		if lost == nil || won == nil {
+			continue
+		}
+		klog.InfoS("Two flows have one match and only one can be in OVS: the other service port's frontend is kept",
+			"installed", won.flow.Text(), "notInstalled", lost.flow.Text())
+		if n, ok := d.model.servicePortOf(c); ok {
+			d.env.Report(dataplanes.Problem{ServicePort: n, Reason: "FrontendConflict",
+				Message: "another Service has the same frontend (address, protocol and port): its flow is installed, this one's is not"})
+		}
+	}
 }
 
 // reportClamped says once per service port that its affinity timeout was

@@ -290,3 +290,14 @@ func (m *model) render(w io.Writer) error {
 	}
 	return nil
 }
+
+// servicePortOf is the service port whose flows include cookie (a scan:
+// for reports of rare events only).
+func (m *model) servicePortOf(cookie uint64) (graph.ServicePortName, bool) {
+	for n := range m.sps {
+		if o := m.st.owners[spOwner(n)]; o != nil && slices.Contains(o.flows, cookie) {
+			return n, true
+		}
+	}
+	return graph.ServicePortName{}, false
+}

@@ -1,6 +1,7 @@
 package ovs
 
 import (
+	"slices"
 	"sort"
 
 	"antrea.io/libOpenflow/openflow15"
@@ -26,6 +27,15 @@ type state struct {
 
 	touchedFlows  map[uint64]bool
 	touchedGroups map[uint32]bool
+
+	// identities indexes the desired flows by identity (table, priority,
+	// match). Two desired flows with one identity (two Services claiming
+	// one frontend, which only a file source lets through) cannot both be
+	// in OVS: the one with the lower cookie is installed, the other is
+	// shadowed and reported, so the choice is stable across resyncs
+	// instead of the later add replacing the earlier one every time.
+	identities map[uint64][]uint64
+	shadowed   map[uint64]uint64 // cookie -> the cookie installed in its place
 
 	alloc *groupAllocator
 }
@@ -55,6 +65,8 @@ func newState() *state {
 		flowIdentity:    map[uint64]uint64{},
 		touchedFlows:    map[uint64]bool{},
 		touchedGroups:   map[uint32]bool{},
+		identities:      map[uint64][]uint64{},
+		shadowed:        map[uint64]uint64{},
 		alloc:           newGroupAllocator(),
 	}
 }
@@ -71,6 +83,9 @@ func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group) {
 			e = &flowEntry{flow: f}
 			s.flows[c] = e
 			s.touchedFlows[c] = true
+			id := f.Identity()
+			s.identities[id] = append(s.identities[id], c)
+			s.touchIdentity(id)
 		}
 		e.refs++
 		next.flows = append(next.flows, c)
@@ -108,6 +123,13 @@ func (s *state) release(old *owned, keepGroups []uint32) {
 		if e.refs == 0 {
 			delete(s.flows, c)
 			s.touchedFlows[c] = true
+			id := e.flow.Identity()
+			if rest := slices.DeleteFunc(s.identities[id], func(x uint64) bool { return x == c }); len(rest) > 0 {
+				s.identities[id] = rest
+				s.touchIdentity(id) // a shadowed flow may now be the one to install
+			} else {
+				delete(s.identities, id)
+			}
 		}
 	}
 	keep := map[uint32]bool{}
@@ -121,6 +143,20 @@ func (s *state) release(old *owned, keepGroups []uint32) {
 		}
 	}
 }
+
+// touchIdentity marks every desired flow of an identity for comparison.
+func (s *state) touchIdentity(id uint64) {
+	for _, c := range s.identities[id] {
+		s.touchedFlows[c] = true
+	}
+}
+
+// winner is the desired flow installed for an identity: the lowest cookie.
+func (s *state) winner(id uint64) uint64 { return slices.Min(s.identities[id]) }
+
+// Shadowed lists the desired flows not installed because another with the
+// same identity is, as cookie -> the installed one's cookie.
+func (s *state) Shadowed() map[uint64]uint64 { return s.shadowed }
 
 // groupSignature is a group's content, as its bucket IDs tell it.
 func groupSignature(g *of.Group) string {
@@ -183,7 +219,17 @@ func (s *state) pending() (*ofconn.Batch, error) {
 	b := &ofconn.Batch{}
 	added := map[uint64]bool{}
 	for c := range s.touchedFlows {
-		if e := s.flows[c]; e != nil && !s.installedFlows[c] {
+		e := s.flows[c]
+		if e == nil {
+			delete(s.shadowed, c)
+			continue
+		}
+		if w := s.winner(e.flow.Identity()); w != c {
+			s.shadowed[c] = w
+			continue
+		}
+		delete(s.shadowed, c)
+		if !s.installedFlows[c] {
 			fm, err := e.flow.FlowMod()
 			if err != nil {
 				return nil, err
@@ -230,7 +276,7 @@ func (s *state) pending() (*ofconn.Batch, error) {
 // committed records that the pending batch took effect.
 func (s *state) committed() {
 	for c := range s.touchedFlows {
-		if e := s.flows[c]; e != nil {
+		if e := s.flows[c]; e != nil && s.shadowed[c] == 0 {
 			s.installedFlows[c] = true
 			s.flowIdentity[c] = e.flow.Identity()
 		} else {
