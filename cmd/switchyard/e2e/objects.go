@@ -3,6 +3,9 @@
 package e2e
 
 import (
+	"context"
+	"net/netip"
+	"testing"
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/conformance"
@@ -11,6 +14,7 @@ import (
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	discoveryclient "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -62,4 +66,23 @@ func slice(ns, name, svc string, port int32, eps ...endpoint) *discovery.Endpoin
 		s.Endpoints = append(s.Endpoints, discovery.Endpoint{Addresses: []string{e.ip}, NodeName: ptr.To(e.node), Conditions: c})
 	}
 	return s
+}
+
+// webService makes namespace ns with a ClusterIP Service name (port 80 to
+// 8080) and its slice name-1 holding one endpoint, 10.244.1.5 (pod p1 of
+// the world's node-1). It returns the Service's ClusterIP and port, and
+// the namespace's slices to change.
+func webService(t testing.TB, c *cluster, ns, name string) (netip.AddrPort, discoveryclient.EndpointSliceInterface) {
+	t.Helper()
+	ctx := context.Background()
+	c.namespace(t, ns)
+	svc, err := c.Admin.CoreV1().Services(ns).Create(ctx, service(ns, name, v1.ServiceTypeClusterIP, 80, 8080, 0), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := c.Admin.DiscoveryV1().EndpointSlices(ns)
+	if _, err := eps.Create(ctx, slice(ns, name+"-1", name, 8080, endpoint{"10.244.1.5", "node-1", false}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return netip.AddrPortFrom(netip.MustParseAddr(svc.Spec.ClusterIP), 80), eps
 }

@@ -5,12 +5,10 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/conformance/ovsharness"
-	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -24,20 +22,11 @@ func TestAPIServerOutage(t *testing.T) {
 	ctx := context.Background()
 	c.addNodes(t)
 	ns := "outage"
-	c.namespace(t, ns)
-	svc, err := c.Admin.CoreV1().Services(ns).Create(ctx, service(ns, "web", v1.ServiceTypeClusterIP, 80, 8080, 0), metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eps := c.Admin.DiscoveryV1().EndpointSlices(ns)
-	if _, err := eps.Create(ctx, slice(ns, "web-1", "web", 8080, endpoint{"10.244.1.5", "node-1", false}), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	vip, eps := webService(t, c, ns, "web")
 	p := &proxy{}
 	w := ovsharness.BuildWorld(t, ovsharness.WorldOptions{StartNode1: p.onNode1(t, c, adminToken, "--sync-period=4s")})
 	w.Timeout = 200 * time.Millisecond
 	fwd := p.fwd
-	vip := netip.AddrPortFrom(netip.MustParseAddr(svc.Spec.ClusterIP), 80)
 	if err := waitFor(30*time.Second, func() error {
 		if !reaches(w, "c", vip, "p1:8080") {
 			return fmt.Errorf("not programmed yet")

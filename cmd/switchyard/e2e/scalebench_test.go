@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,15 +79,7 @@ func apiServerScenario(b *testing.B, n int) {
 
 	ctx := context.Background()
 	ns := "bench"
-	c.namespace(b, ns)
-	s, err := c.Admin.CoreV1().Services(ns).Create(ctx, service(ns, "probe", v1.ServiceTypeClusterIP, 80, 8080, 0), metav1.CreateOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	eps := c.Admin.DiscoveryV1().EndpointSlices(ns)
-	if _, err := eps.Create(ctx, slice(ns, "probe-1", "probe", 8080, endpoint{"10.244.1.5", "node-1", false}), metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	vip, eps := webService(b, c, ns, "probe")
 
 	p := &proxy{}
 	ovstest.SwitchyardBinary(b) // built before the clock starts
@@ -102,7 +93,6 @@ func apiServerScenario(b *testing.B, n int) {
 	}})
 	w.Timeout = 200 * time.Millisecond
 	o := w.Node1.OVS
-	vip := netip.AddrPortFrom(netip.MustParseAddr(s.Spec.ClusterIP), 80)
 	if err := waitFor(2*time.Minute, func() error {
 		if !reaches(w, "c", vip, "p1:8080") {
 			return fmt.Errorf("probe service not programmed")
