@@ -23,11 +23,6 @@ func (b *Batch) Len() int {
 	return len(b.GroupAdds) + len(b.GroupModifies) + len(b.FlowAdds) + len(b.FlowDeletes) + len(b.GroupDeletes)
 }
 
-// OnlyGroupModifies reports whether the batch changes only the buckets of
-// existing groups.
-func (b *Batch) OnlyGroupModifies() bool {
-	return len(b.GroupModifies) > 0 && len(b.GroupModifies) == b.Len()
-}
 
 // Commit sends the batch as one atomic, ordered bundle: all of it takes
 // effect, or none.
