@@ -23,7 +23,6 @@ func (b *Batch) Len() int {
 	return len(b.GroupAdds) + len(b.GroupModifies) + len(b.FlowAdds) + len(b.FlowDeletes) + len(b.GroupDeletes)
 }
 
-
 // Commit sends the batch as one atomic, ordered bundle: all of it takes
 // effect, or none.
 func (c *Conn) Commit(b *Batch) error {
