@@ -27,7 +27,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 		m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
 		full := tr.Next(true)
 		m.sync(full.Snapshot)
-		cold, _ := m.st.pending()
+		cold := m.st.pending()
 		m.st.committed()
 		tr.Commit(full)
 
@@ -44,10 +44,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 				tr.UpsertEndpointSlice(versions[i%2])
 				bt := tr.Next(false)
 				m.apply(bt.Delta)
-				batch, err := m.st.pending()
-				if err != nil {
-					b.Fatal(err)
-				}
+				batch := m.st.pending()
 				flowMods += len(batch.FlowAdds) + len(batch.FlowDeletes)
 				groupMods += len(batch.GroupAdds) + len(batch.GroupModifies) + len(batch.GroupDeletes)
 				m.st.committed()
@@ -59,5 +56,44 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 			b.ReportMetric(float64(len(cold.FlowAdds)), "cold-flows")
 			b.ReportMetric(float64(len(cold.GroupAdds)), "cold-groups")
 		})
+	}
+}
+
+// BenchmarkColdModel is the driver's own part of a cold full sync at 10k
+// Services, without OVS: the model built from the snapshot, the bundle's
+// messages built and marshalled as they would be sent.
+func BenchmarkColdModel(b *testing.B) {
+	c := testobj.Synthetic(10000, 10)
+	tr := tracker.New(tracker.Options{NodeName: "node-0"})
+	c.Feed(tr)
+	full := tr.Next(true)
+	opts := testOptions()
+	cfg, err := opts.pipelineConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		m := newModel(cfg, true)
+		m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
+		m.sync(full.Snapshot)
+		batch := m.st.pending()
+		n := 0
+		var buf []byte
+		for _, g := range batch.GroupAdds {
+			buf, err = g.AppendGroupMod(buf[:0], 4, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(buf)
+		}
+		for _, f := range batch.FlowAdds {
+			buf, err = f.AppendFlowAdd(buf[:0], 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(buf)
+		}
+		b.ReportMetric(float64(n)/(1<<20), "bundle-MiB")
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"antrea.io/libOpenflow/openflow15"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
@@ -51,6 +50,7 @@ type Driver struct {
 	keepBridge bool
 	mtu        int
 	reported   map[string]bool // problems said once
+	settler    settler         // the revalidator wait, armed before each commit
 	// The last non-empty commit: until OVS confirmed the bundle, and
 	// until its revalidators had run (settle). Read by benchmarks.
 	lastCommit, lastSettle time.Duration
@@ -104,6 +104,7 @@ func openDriver(ctx context.Context, o Options) (*Driver, error) {
 		watched:  make(chan struct{}),
 		model:    newModel(cfg, o.Encap != EncapNone),
 		reported: map[string]bool{},
+		settler:  newSettler(o.RunDir),
 	}, nil
 }
 
@@ -139,6 +140,9 @@ func (d *Driver) start(ctx context.Context) error {
 		default:
 		}
 	})
+	if err := d.settler.dial(); err != nil {
+		klog.InfoS("Could not open ovs-vswitchd's control socket; will retry with the first change", "err", err)
+	}
 	d.started = true
 	go func() {
 		defer close(d.watched)
@@ -265,23 +269,32 @@ func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInf
 // switchyard-cni which pods are programmed.
 func (d *Driver) commitLocked(ctx context.Context) error {
 	start := time.Now()
-	b, err := d.model.st.pending()
-	if err != nil {
-		return err
+	b := d.model.st.pending()
+	// The datapath follows a small bundle by a revalidator wait armed
+	// before its commit, a large one by a purge after it (settler).
+	purge := b.Len() > purgeAbove
+	var arm func()
+	var armErr error
+	if !purge {
+		arm = func() { armErr = d.settler.arm() }
 	}
-	if err := d.conn.Commit(b); err != nil {
+	if err := d.conn.Commit(ctx, b, arm); err != nil {
+		d.settler.disarm()
 		return err
 	}
 	d.model.st.committed()
 	if b.Len() > 0 {
 		d.lastCommit = time.Since(start)
 		settled := time.Now()
-		// Also after a bundle that only modifies groups: skipping the wait
-		// there was tried (it can cost a whole 500 ms revalidator round,
-		// see docs/ovs.md) and made traffic on the real node follow scale
-		// changes slower (0.9 -> 3.5 s up, 0.8 -> 1.5 s down).
-		if err := d.settle(ctx); err != nil {
-			klog.InfoS("Could not wait for the datapath to take the new flows; cached datapath flows may serve the old state briefly", "err", err)
+		err := armErr
+		switch {
+		case purge:
+			err = d.settler.purge(ctx)
+		case err == nil:
+			err = d.settler.wait(ctx)
+		}
+		if err != nil {
+			klog.InfoS("Could not make sure the datapath took the new flows; cached datapath flows may serve the old state briefly", "err", err)
 		}
 		d.lastSettle = time.Since(settled)
 	}
@@ -418,17 +431,13 @@ func (d *Driver) deleteFlowsAndGroups(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b := &ofconn.Batch{FlowDeletes: []*openflow15.FlowMod{of.DeleteByCookie(of.CookieTag, of.CookieTagMask)}}
+	b := &ofconn.Batch{FlowDeletes: []ofconn.CookieMatch{{Cookie: of.CookieTag, Mask: of.CookieTagMask}}}
 	for _, g := range groups {
 		if d.model.st.alloc.owns(g.ID) {
-			m, err := (&of.Group{ID: g.ID}).GroupMessage(openflow15.OFPGC_DELETE)
-			if err != nil {
-				return err
-			}
-			b.GroupDeletes = append(b.GroupDeletes, m)
+			b.GroupDeletes = append(b.GroupDeletes, g.ID)
 		}
 	}
-	return d.conn.Commit(b)
+	return d.conn.Commit(ctx, b, nil)
 }
 
 // Close implements dataplanes.Driver; the bridge and the host keep their
@@ -442,6 +451,7 @@ func (d *Driver) Close() error {
 		if d.started {
 			<-d.watched
 		}
+		d.settler.close()
 		d.db.Close()
 		d.host.Close()
 		d.lock.release()

@@ -71,10 +71,7 @@ func TestRenderedPipelineLoadsIntoOVS(t *testing.T) {
 	m := newModel(cfg, true)
 	m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
 	m.sync(snap)
-	batch, err := m.st.pending()
-	if err != nil {
-		t.Fatal(err)
-	}
+	batch := m.st.pending()
 	c := ofconn.Dial(o.MgmtSocket("br-msgs"), quietHandler{})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -82,7 +79,7 @@ func TestRenderedPipelineLoadsIntoOVS(t *testing.T) {
 	if err := c.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Commit(batch); err != nil {
+	if err := c.Commit(ctx, batch, nil); err != nil {
 		t.Fatal(err)
 	}
 	a, b := dumpNormalized(o, "br-text"), dumpNormalized(o, "br-msgs")

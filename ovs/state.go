@@ -2,9 +2,7 @@ package ovs
 
 import (
 	"slices"
-	"sort"
 
-	"antrea.io/libOpenflow/openflow15"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
@@ -19,7 +17,7 @@ type state struct {
 	owners map[string]*owned
 
 	installedFlows  map[uint64]bool
-	installedGroups map[uint32]string // id -> content signature
+	installedGroups map[uint32]uint64 // id -> content signature
 	// flowIdentity remembers table, priority and match of the flows this
 	// process installed: a flow replaced by one with the same identity
 	// needs no delete. (Adopted flows have no known identity.)
@@ -47,7 +45,7 @@ type flowEntry struct {
 
 type groupEntry struct {
 	group *of.Group
-	sig   string
+	sig   uint64
 }
 
 type owned struct {
@@ -61,7 +59,7 @@ func newState() *state {
 		groups:          map[uint32]*groupEntry{},
 		owners:          map[string]*owned{},
 		installedFlows:  map[uint64]bool{},
-		installedGroups: map[uint32]string{},
+		installedGroups: map[uint32]uint64{},
 		flowIdentity:    map[uint64]uint64{},
 		touchedFlows:    map[uint64]bool{},
 		touchedGroups:   map[uint32]bool{},
@@ -158,26 +156,25 @@ func (s *state) winner(id uint64) uint64 { return slices.Min(s.identities[id]) }
 // same identity is, as cookie -> the installed one's cookie.
 func (s *state) Shadowed() map[uint64]uint64 { return s.shadowed }
 
-// groupSignature is a group's content, as its bucket IDs tell it.
-func groupSignature(g *of.Group) string {
-	return signatureOf(g.BucketIDs())
-}
-
-func signatureOf(ids []uint32) string {
-	sorted := append([]uint32(nil), ids...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	b := make([]byte, 0, 4*len(sorted))
-	for _, id := range sorted {
-		b = append(b, byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
+// groupSignature is a group's content, as its bucket IDs tell it: a
+// sum of their mixed values, so the buckets' order does not count (a
+// select group's buckets have none).
+func groupSignature(g *of.Group) uint64 {
+	var sig uint64
+	for _, id := range g.BucketIDs() {
+		x := uint64(id) + 0x9e3779b97f4a7c15 // splitmix64's finaliser
+		x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+		x = (x ^ x>>27) * 0x94d049bb133111eb
+		sig += x ^ x>>31
 	}
-	return string(b)
+	return sig | 1 // never contentUnknown
 }
 
 // contentUnknown is the signature of an installed group whose buckets
 // cannot be read back (libOpenflow cannot decode group descriptions with a
 // selection method): it never equals a real one, so the group is modified
 // once to the desired content.
-const contentUnknown = "?"
+const contentUnknown = 0
 
 // adopt replaces the installed view with what a dump found, and marks
 // everything for comparison. Groups this process installed keep their
@@ -193,7 +190,7 @@ func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
 	for c := range s.flows {
 		s.touchedFlows[c] = true
 	}
-	installed := map[uint32]string{}
+	installed := map[uint32]uint64{}
 	for _, g := range groups {
 		if !s.alloc.owns(g.ID) {
 			continue
@@ -215,7 +212,7 @@ func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
 // for everything touched. A flow whose cookie is installed is identical;
 // a new flow with the match of an old one replaces it, so the old one's
 // delete is left out.
-func (s *state) pending() (*ofconn.Batch, error) {
+func (s *state) pending() *ofconn.Batch {
 	b := &ofconn.Batch{}
 	added := map[uint64]bool{}
 	for c := range s.touchedFlows {
@@ -230,11 +227,7 @@ func (s *state) pending() (*ofconn.Batch, error) {
 		}
 		delete(s.shadowed, c)
 		if !s.installedFlows[c] {
-			fm, err := e.flow.FlowMod()
-			if err != nil {
-				return nil, err
-			}
-			b.FlowAdds = append(b.FlowAdds, fm)
+			b.FlowAdds = append(b.FlowAdds, e.flow)
 			added[e.flow.Identity()] = true
 		}
 	}
@@ -243,7 +236,7 @@ func (s *state) pending() (*ofconn.Batch, error) {
 			if id, ok := s.flowIdentity[c]; ok && added[id] {
 				continue // the add with the same match replaces it
 			}
-			b.FlowDeletes = append(b.FlowDeletes, of.DeleteByCookie(c, ^uint64(0)))
+			b.FlowDeletes = append(b.FlowDeletes, ofconn.CookieMatch{Cookie: c, Mask: ^uint64(0)})
 		}
 	}
 	for id := range s.touchedGroups {
@@ -251,26 +244,14 @@ func (s *state) pending() (*ofconn.Batch, error) {
 		inst, installed := s.installedGroups[id]
 		switch {
 		case e != nil && !installed:
-			msg, err := e.group.GroupMessage(openflow15.OFPGC_ADD)
-			if err != nil {
-				return nil, err
-			}
-			b.GroupAdds = append(b.GroupAdds, msg)
+			b.GroupAdds = append(b.GroupAdds, e.group)
 		case e != nil && inst != e.sig:
-			msg, err := e.group.GroupMessage(openflow15.OFPGC_MODIFY)
-			if err != nil {
-				return nil, err
-			}
-			b.GroupModifies = append(b.GroupModifies, msg)
+			b.GroupModifies = append(b.GroupModifies, e.group)
 		case e == nil && installed:
-			msg, err := (&of.Group{ID: id}).GroupMessage(openflow15.OFPGC_DELETE)
-			if err != nil {
-				return nil, err
-			}
-			b.GroupDeletes = append(b.GroupDeletes, msg)
+			b.GroupDeletes = append(b.GroupDeletes, id)
 		}
 	}
-	return b, nil
+	return b
 }
 
 // committed records that the pending batch took effect.

@@ -30,8 +30,8 @@ func TestFlowsWithOneMatchInstallOneStably(t *testing.T) {
 	s := newState()
 	s.setOwner("sp/a", []*of.Flow{fa}, nil)
 	s.setOwner("sp/b", []*of.Flow{fb}, nil)
-	b := mustPending(t, s)
-	if len(b.FlowAdds) != 1 || b.FlowAdds[0].Cookie != winner.Cookie() || len(b.FlowDeletes) != 0 {
+	b := s.pending()
+	if len(b.FlowAdds) != 1 || b.FlowAdds[0].Cookie() != winner.Cookie() || len(b.FlowDeletes) != 0 {
 		t.Fatalf("first commit: %d adds (cookie %x), %d deletes; want only %x", len(b.FlowAdds), cookieOf(b), len(b.FlowDeletes), winner.Cookie())
 	}
 	if got := s.Shadowed(); len(got) != 1 || got[loser.Cookie()] != winner.Cookie() {
@@ -42,7 +42,7 @@ func TestFlowsWithOneMatchInstallOneStably(t *testing.T) {
 	// A resync reads back what OVS holds (the winner) and changes nothing.
 	for range 2 {
 		s.adopt([]ofconn.FlowInfo{{Table: 6, Cookie: winner.Cookie()}}, nil)
-		if b := mustPending(t, s); b.Len() != 0 {
+		if b := s.pending(); b.Len() != 0 {
 			t.Fatalf("resync sends %d messages, want none", b.Len())
 		}
 		s.committed()
@@ -51,8 +51,8 @@ func TestFlowsWithOneMatchInstallOneStably(t *testing.T) {
 	// The winner's owner goes: the shadowed flow takes its place (its add
 	// replaces the old flow, which needs no delete).
 	s.removeOwner(winnerOwner)
-	b = mustPending(t, s)
-	if len(b.FlowAdds) != 1 || b.FlowAdds[0].Cookie != loser.Cookie() || len(b.FlowDeletes) != 0 {
+	b = s.pending()
+	if len(b.FlowAdds) != 1 || b.FlowAdds[0].Cookie() != loser.Cookie() || len(b.FlowDeletes) != 0 {
 		t.Fatalf("after the winner went: %d adds (cookie %x), %d deletes; want only %x", len(b.FlowAdds), cookieOf(b), len(b.FlowDeletes), loser.Cookie())
 	}
 	s.committed()
@@ -61,18 +61,9 @@ func TestFlowsWithOneMatchInstallOneStably(t *testing.T) {
 	}
 }
 
-func mustPending(t *testing.T, s *state) *ofconn.Batch {
-	t.Helper()
-	b, err := s.pending()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func cookieOf(b *ofconn.Batch) uint64 {
 	if len(b.FlowAdds) == 0 {
 		return 0
 	}
-	return b.FlowAdds[0].Cookie
+	return b.FlowAdds[0].Cookie()
 }

@@ -9,6 +9,18 @@ import (
 	"time"
 )
 
+type unixctlRequest struct {
+	ID     int      `json:"id"`
+	Method string   `json:"method"`
+	Params []string `json:"params"`
+}
+
+type unixctlReply struct {
+	ID     int     `json:"id"`
+	Result *string `json:"result"`
+	Error  *string `json:"error"`
+}
+
 // unixctl calls a command on ovs-vswitchd's control socket (what
 // ovs-appctl does): one JSON-RPC request, one reply.
 func unixctl(ctx context.Context, socket, method string, params ...string) (string, error) {
@@ -26,18 +38,10 @@ func unixctl(ctx context.Context, socket, method string, params ...string) (stri
 	if params == nil {
 		params = []string{}
 	}
-	req := struct {
-		ID     int      `json:"id"`
-		Method string   `json:"method"`
-		Params []string `json:"params"`
-	}{0, method, params}
-	if err := json.NewEncoder(c).Encode(req); err != nil {
+	if err := json.NewEncoder(c).Encode(unixctlRequest{Method: method, Params: params}); err != nil {
 		return "", err
 	}
-	var reply struct {
-		Result *string `json:"result"`
-		Error  *string `json:"error"`
-	}
+	var reply unixctlReply
 	if err := json.NewDecoder(c).Decode(&reply); err != nil {
 		return "", fmt.Errorf("%s: reading the reply: %w", method, err)
 	}
@@ -48,22 +52,4 @@ func unixctl(ctx context.Context, socket, method string, params ...string) (stri
 		return "", errors.New(method + ": empty reply")
 	}
 	return *reply.Result, nil
-}
-
-// settle waits until ovs-vswitchd's revalidators have run a round after a
-// committed bundle: until then the datapath may still hold flows cached
-// from the old tables, and a connection whose first packet takes one is
-// committed to conntrack without the new NAT and stays broken. With the
-// wait, "Apply returned" means packets follow the new flows. A failure is
-// only logged: the flows are installed, they just take effect a little
-// later.
-func (d *Driver) settle(ctx context.Context) error {
-	ctl, err := vswitchdControl(d.opts.RunDir)
-	if err != nil {
-		return err
-	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	_, err = unixctl(cctx, ctl, "revalidator/wait")
-	return err
 }

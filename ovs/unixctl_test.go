@@ -21,8 +21,24 @@ func TestUnixctlTalksToVswitchd(t *testing.T) {
 	if err != nil || !strings.Contains(v, "Open vSwitch") {
 		t.Fatalf("version: %q, %v", v, err)
 	}
-	if err := w.d.settle(ctx); err != nil {
-		t.Fatalf("settle: %v", err)
+	// The revalidator wait: armed, answered; a dropped control connection
+	// (ovs-vswitchd restarted) is dialled again by the next arm; waiting
+	// unarmed is an error, not a hang.
+	s := newSettler(w.opts.RunDir)
+	for i := range 2 {
+		if err := s.arm(); err != nil {
+			t.Fatalf("arm %d: %v", i, err)
+		}
+		if err := s.arm(); err == nil {
+			t.Fatalf("arming twice: no error")
+		}
+		if err := s.wait(ctx); err != nil {
+			t.Fatalf("wait %d: %v", i, err)
+		}
+		s.waitConn.conn.Close() // the next arm must notice and dial again
+	}
+	if err := s.wait(ctx); err == nil {
+		t.Fatal("wait without arm: no error")
 	}
 	if _, err := unixctl(ctx, ctl, "no-such/command"); err == nil || !strings.Contains(err.Error(), "no-such/command") {
 		t.Fatalf("unknown command: %v, want an error naming it", err)

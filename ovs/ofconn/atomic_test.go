@@ -4,6 +4,7 @@ package ofconn
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -24,16 +25,11 @@ func TestBundleIsAllOrNothing(t *testing.T) {
 	}
 	good := &of.Flow{Table: 3, Priority: 10, Goto: -1, Actions: []of.Action{of.Output(1)}}
 	bad := &of.Flow{Table: 3, Priority: 20, Goto: -1, Match: []of.Match{of.InPort(7)}, Actions: []of.Action{of.ToGroup(424242)}} // no such group
-	var b Batch
-	for _, f := range []*of.Flow{good, bad} {
-		fm, err := f.FlowMod()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.FlowAdds = append(b.FlowAdds, fm)
-	}
-	if err := c.Commit(&b); err == nil {
-		t.Fatal("a bundle with a flow naming a missing group was committed")
+	b := Batch{FlowAdds: []*of.Flow{good, bad}}
+	err := c.Commit(ctx, &b, nil)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || refused.Refused != 1 || !strings.Contains(err.Error(), "group:424242") {
+		t.Fatalf("a bundle with a flow naming a missing group: %v, want it refused naming the flow", err)
 	}
 	if out := o.Ofctl("dump-flows", "br-a", "table=3"); strings.Contains(out, "priority=10") {
 		t.Fatalf("the valid flow of the failed bundle was installed:\n%s", out)
@@ -43,10 +39,8 @@ func TestBundleIsAllOrNothing(t *testing.T) {
 	}
 
 	// The connection is still usable afterwards.
-	var ok Batch
-	fm, _ := good.FlowMod()
-	ok.FlowAdds = append(ok.FlowAdds, fm)
-	if err := c.Commit(&ok); err != nil {
+	ok := Batch{FlowAdds: []*of.Flow{good}}
+	if err := c.Commit(ctx, &ok, nil); err != nil {
 		t.Fatal(err)
 	}
 	if out := o.Ofctl("dump-flows", "br-a", "table=3"); !strings.Contains(out, "priority=10") {

@@ -1,67 +1,115 @@
 package ofconn
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"antrea.io/libOpenflow/openflow15"
 	"antrea.io/ofnet/ofctrl"
+	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
 
 // Batch is one atomic change of the bridge. Messages are sent in the
 // order groups added or modified, flows added, flows deleted, groups
 // deleted, so a flow never refers to a group that does not exist yet.
 type Batch struct {
-	GroupAdds     []*ofctrl.GroupBundleMessage
-	GroupModifies []*ofctrl.GroupBundleMessage
-	FlowAdds      []*openflow15.FlowMod
-	FlowDeletes   []*openflow15.FlowMod
-	GroupDeletes  []*ofctrl.GroupBundleMessage
+	GroupAdds     []*of.Group
+	GroupModifies []*of.Group
+	FlowAdds      []*of.Flow
+	FlowDeletes   []CookieMatch
+	GroupDeletes  []uint32
 }
+
+// CookieMatch deletes every flow whose cookie matches Cookie under Mask.
+type CookieMatch struct{ Cookie, Mask uint64 }
 
 // Len counts the messages.
 func (b *Batch) Len() int {
 	return len(b.GroupAdds) + len(b.GroupModifies) + len(b.FlowAdds) + len(b.FlowDeletes) + len(b.GroupDeletes)
 }
 
+// message appends the i-th message of the batch, in sending order.
+func (b *Batch) message(buf []byte, i int, xid uint32) ([]byte, error) {
+	if i < len(b.GroupAdds) {
+		return b.GroupAdds[i].AppendGroupMod(buf, openflow15.OFPGC_ADD, xid)
+	}
+	i -= len(b.GroupAdds)
+	if i < len(b.GroupModifies) {
+		return b.GroupModifies[i].AppendGroupMod(buf, openflow15.OFPGC_MODIFY, xid)
+	}
+	i -= len(b.GroupModifies)
+	if i < len(b.FlowAdds) {
+		return b.FlowAdds[i].AppendFlowAdd(buf, xid)
+	}
+	i -= len(b.FlowAdds)
+	if i < len(b.FlowDeletes) {
+		d := b.FlowDeletes[i]
+		return of.AppendFlowDelete(buf, d.Cookie, d.Mask, xid), nil
+	}
+	i -= len(b.FlowDeletes)
+	return (&of.Group{ID: b.GroupDeletes[i]}).AppendGroupMod(buf, openflow15.OFPGC_DELETE, xid)
+}
+
+// describe names the i-th message for an error.
+func (b *Batch) describe(i int) string {
+	switch {
+	case i < len(b.GroupAdds):
+		return "add " + b.GroupAdds[i].Text()
+	case i < len(b.GroupAdds)+len(b.GroupModifies):
+		return "modify " + b.GroupModifies[i-len(b.GroupAdds)].Text()
+	}
+	i -= len(b.GroupAdds) + len(b.GroupModifies)
+	switch {
+	case i < len(b.FlowAdds):
+		return "add " + b.FlowAdds[i].Text()
+	case i < len(b.FlowAdds)+len(b.FlowDeletes):
+		d := b.FlowDeletes[i-len(b.FlowAdds)]
+		return fmt.Sprintf("delete flows cookie=0x%x/0x%x", d.Cookie, d.Mask)
+	}
+	return fmt.Sprintf("delete group_id=%d", b.GroupDeletes[i-len(b.FlowAdds)-len(b.FlowDeletes)])
+}
+
+// commitTimeout bounds a commit when the caller's context has no deadline.
+const commitTimeout = 60 * time.Second
+
 // Commit sends the batch as one atomic, ordered bundle: all of it takes
 // effect, or none.
-func (c *Conn) Commit(b *Batch) error {
+//
+// beforeCommit, when set, runs once the switch has taken every message,
+// right before the commit request is written (the driver arms its
+// revalidator wait there).
+//
+// The bundle goes over a connection of its own (bundleConn), written in
+// large writes; ofnet writes each message on its own. Every message is
+// sent, then the bundle is closed: OVS answers each message it refuses
+// with an error before it answers the close, so a refused message is
+// known before anything is committed, and the bundle is discarded.
+func (c *Conn) Commit(ctx context.Context, b *Batch, beforeCommit func()) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	sw, err := c.current()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, commitTimeout)
+		defer cancel()
+	}
+	c.bundleMu.Lock()
+	defer c.bundleMu.Unlock()
+	bc, err := c.bundleConn(ctx)
 	if err != nil {
 		return err
 	}
-	tx := sw.NewTransaction(ofctrl.Atomic | ofctrl.Ordered)
-	if err := tx.Begin(); err != nil {
-		return fmt.Errorf("bundle open: %w", err)
-	}
-	add := func(m ofctrl.OpenFlowModMessage) error { return tx.AddMessage(m) }
-	for _, g := range append(append([]*ofctrl.GroupBundleMessage{}, b.GroupAdds...), b.GroupModifies...) {
-		if err := add(g); err != nil {
-			return c.abort(tx, fmt.Errorf("bundle add: %w", err))
+	if err := bc.transact(ctx, b, beforeCommit); err != nil {
+		var refused *RefusedError
+		if !errors.As(err, &refused) {
+			// The connection's state is unknown: the next commit dials anew.
+			bc.close()
+			c.bundles = nil
 		}
-	}
-	for _, fm := range append(append([]*openflow15.FlowMod{}, b.FlowAdds...), b.FlowDeletes...) {
-		if err := tx.AddFlow(fm); err != nil {
-			return c.abort(tx, fmt.Errorf("bundle add: %w", err))
-		}
-	}
-	for _, g := range b.GroupDeletes {
-		if err := add(g); err != nil {
-			return c.abort(tx, fmt.Errorf("bundle add: %w", err))
-		}
-	}
-	n, err := tx.Complete()
-	if err != nil {
-		return fmt.Errorf("bundle close: %w", err)
-	}
-	if n < b.Len() {
-		return c.abort(tx, fmt.Errorf("the switch refused %d of %d messages of the bundle", b.Len()-n, b.Len()))
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("bundle commit (%d messages): %w", b.Len(), err)
+		return err
 	}
 	c.mu.Lock()
 	c.stats.Bundles++
@@ -71,25 +119,37 @@ func (c *Conn) Commit(b *Batch) error {
 	return nil
 }
 
-// Stats counts what this connection has committed, and the packet-ins
-// dropped because the queue to the handler was full.
-type Stats struct {
-	Bundles          int
-	FlowMods         int
-	GroupMods        int
-	DroppedPacketIns int
-}
-
-// Stats returns the counts so far.
-func (c *Conn) Stats() Stats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stats
-}
-
-func (c *Conn) abort(tx *ofctrl.Transaction, err error) error {
-	if _, cerr := tx.Complete(); cerr == nil {
-		_ = tx.Abort()
+// bundleConn returns the open bundle connection, dialling one if needed.
+func (c *Conn) bundleConn(ctx context.Context) (*bundleConn, error) {
+	if c.bundles != nil && !c.bundles.broken() {
+		return c.bundles, nil
 	}
-	return err
+	if c.bundles != nil {
+		c.bundles.close()
+		c.bundles = nil
+	}
+	bc, err := dialBundles(ctx, c.socket)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s): %v", ErrNotConnected, c.socket, err)
+	}
+	c.bundles = bc
+	return bc, nil
+}
+
+// RefusedError is a bundle the switch refused messages of; nothing of it
+// was committed.
+type RefusedError struct {
+	Messages, Refused int
+	Examples          []string // the first refused messages and why
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("the switch refused %d of %d messages of the bundle, which was discarded: %s",
+		e.Refused, e.Messages, strings.Join(e.Examples, "; "))
+}
+
+// ofError names an OpenFlow error type and code (ofnet knows their
+// names).
+func ofError(typ, code uint16) string {
+	return fmt.Sprintf("%s (OpenFlow error type %d code %d)", ofctrl.GetErrorMessage(typ, code, 0), typ, code)
 }

@@ -52,6 +52,9 @@ type Conn struct {
 	waiters   map[uint32]chan *openflow15.MultipartReply
 	connected int // number of connections so far
 	stats     Stats
+
+	bundleMu sync.Mutex  // one bundle at a time
+	bundles  *bundleConn // the connection bundles go over (bundle.go)
 }
 
 // Dial starts connecting to the bridge's management socket (a path) and
@@ -118,6 +121,12 @@ func (c *Conn) close() {
 		sw.Disconnect()
 	}
 	c.ctrl.Delete()
+	c.bundleMu.Lock()
+	if c.bundles != nil {
+		c.bundles.close()
+		c.bundles = nil
+	}
+	c.bundleMu.Unlock()
 	select {
 	case <-c.done:
 	case <-time.After(5 * time.Second):
@@ -233,3 +242,19 @@ func (a *app) TLVMapEnabledOnSwitch() bool           { return false }
 func (a *app) PortStatusRcvd(*openflow15.PortStatus) {}
 func (a *app) MaxRetry() int                         { return 0 }
 func (a *app) RetryInterval() time.Duration          { return 200 * time.Millisecond }
+
+// Stats counts what this connection has committed, and the packet-ins
+// dropped because the queue to the handler was full.
+type Stats struct {
+	Bundles          int
+	FlowMods         int
+	GroupMods        int
+	DroppedPacketIns int
+}
+
+// Stats returns the counts so far.
+func (c *Conn) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"antrea.io/libOpenflow/openflow15"
 	"antrea.io/ofnet/ofctrl"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
@@ -156,22 +155,8 @@ func TestModelMatchesOvsOfctl(t *testing.T) {
 	if err := c.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var b Batch
-	for _, g := range groups {
-		m, err := g.GroupMessage(openflow15.OFPGC_ADD)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.GroupAdds = append(b.GroupAdds, m)
-	}
-	for _, f := range flows {
-		fm, err := f.FlowMod()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.FlowAdds = append(b.FlowAdds, fm)
-	}
-	if err := c.Commit(&b); err != nil {
+	b := Batch{GroupAdds: groups, FlowAdds: flows}
+	if err := c.Commit(ctx, &b, nil); err != nil {
 		t.Fatal(err)
 	}
 

@@ -13,7 +13,8 @@ import (
 // Action is one action of a flow or bucket.
 type Action interface {
 	Text() string
-	of() (openflow15.Action, error)
+	// wire appends the action's OpenFlow encoding.
+	wire(b []byte) ([]byte, error)
 }
 
 // Output sends the packet to a port.
@@ -37,20 +38,31 @@ func (o Output) Text() string {
 	}
 	return fmt.Sprintf("output:%d", uint32(o))
 }
-func (o Output) of() (openflow15.Action, error) { return openflow15.NewActionOutput(uint32(o)), nil }
+func (o Output) wire(b []byte) ([]byte, error) {
+	b = be16(b, openflow15.ActionType_Output)
+	b = be16(b, 16)
+	b = be32(b, uint32(o))
+	b = be16(b, openflow15.OFPCML_NO_BUFFER)
+	return append(b, 0, 0, 0, 0, 0, 0), nil
+}
 
 // ToGroup sends the packet to a group.
 type ToGroup uint32
 
-func (g ToGroup) Text() string                   { return fmt.Sprintf("group:%d", uint32(g)) }
-func (g ToGroup) of() (openflow15.Action, error) { return openflow15.NewActionGroup(uint32(g)), nil }
+func (g ToGroup) Text() string { return fmt.Sprintf("group:%d", uint32(g)) }
+func (g ToGroup) wire(b []byte) ([]byte, error) {
+	return be32(be16(be16(b, openflow15.ActionType_Group), 8), uint32(g)), nil
+}
 
 // Resubmit runs the packet through a table and comes back.
 type Resubmit uint8
 
 func (r Resubmit) Text() string { return fmt.Sprintf("resubmit(,%d)", uint8(r)) }
-func (r Resubmit) of() (openflow15.Action, error) {
-	return openflow15.NewNXActionResubmitTableAction(openflow15.OFPP_IN_PORT, uint8(r)), nil
+func (r Resubmit) wire(b []byte) ([]byte, error) {
+	b, start := nxAction(b, openflow15.NXAST_RESUBMIT_TABLE)
+	b = be16(b, uint16(openflow15.OFPP_IN_PORT))
+	b = append(b, uint8(r), 0, 0, 0)
+	return endAction(b, start), nil
 }
 
 // LoadReg sets the bits of a 32-bit register under a mask (Value shifted).
@@ -65,12 +77,13 @@ func (l LoadReg) Text() string {
 	}
 	return fmt.Sprintf("set_field:0x%x/0x%x->reg%d", l.Value, l.Mask, l.Index)
 }
-func (l LoadReg) of() (openflow15.Action, error) {
-	mask := l.Mask
-	if mask == 0xffffffff {
-		mask = 0
-	}
-	return openflow15.NewActionSetField(*openflow15.NewRegMatchFieldWithMask(l.Index, l.Value, mask)), nil
+func (l LoadReg) wire(b []byte) ([]byte, error) {
+	return appendSetField(b, func(b []byte) []byte {
+		if l.Mask == 0xffffffff {
+			return appendOXM32(b, fieldRegs[l.Index], l.Value)
+		}
+		return appendOXM32Masked(b, fieldRegs[l.Index], l.Value, l.Mask)
+	}), nil
 }
 
 // LoadXXReg sets a 128-bit register.
@@ -80,14 +93,8 @@ type LoadXXReg struct {
 }
 
 func (l LoadXXReg) Text() string { return fmt.Sprintf("set_field:0x%x->xxreg%d", l.Value[:], l.Index) }
-func (l LoadXXReg) of() (openflow15.Action, error) {
-	f, err := openflow15.FindFieldHeaderByName(fmt.Sprintf("NXM_NX_XXREG%d", l.Index), false)
-	if err != nil {
-		return nil, err
-	}
-	v := l.Value
-	f.Value = &openflow15.ByteArrayField{Data: v[:], Length: 16}
-	return openflow15.NewActionSetField(*f), nil
+func (l LoadXXReg) wire(b []byte) ([]byte, error) {
+	return appendSetField(b, func(b []byte) []byte { return appendOXM(b, fieldXXRegs[l.Index], l.Value[:], nil) }), nil
 }
 
 // SetEthSrc and SetEthDst rewrite MAC addresses.
@@ -95,13 +102,13 @@ type SetEthSrc net.HardwareAddr
 type SetEthDst net.HardwareAddr
 
 func (s SetEthSrc) Text() string { return "set_field:" + net.HardwareAddr(s).String() + "->eth_src" }
-func (s SetEthSrc) of() (openflow15.Action, error) {
-	return openflow15.NewActionSetField(*openflow15.NewEthSrcField(net.HardwareAddr(s), nil)), nil
+func (s SetEthSrc) wire(b []byte) ([]byte, error) {
+	return appendSetField(b, func(b []byte) []byte { return appendOXM(b, fieldEthSrc, s, nil) }), nil
+}
+func (s SetEthDst) wire(b []byte) ([]byte, error) {
+	return appendSetField(b, func(b []byte) []byte { return appendOXM(b, fieldEthDst, s, nil) }), nil
 }
 func (s SetEthDst) Text() string { return "set_field:" + net.HardwareAddr(s).String() + "->eth_dst" }
-func (s SetEthDst) of() (openflow15.Action, error) {
-	return openflow15.NewActionSetField(*openflow15.NewEthDstField(net.HardwareAddr(s), nil)), nil
-}
 
 // SetArpOp, SetArpSha and SetArpSpa rewrite ARP fields (ARP responder).
 type SetArpOp uint16
@@ -109,17 +116,17 @@ type SetArpSha net.HardwareAddr
 type SetArpSpa netip.Addr
 
 func (s SetArpOp) Text() string { return fmt.Sprintf("set_field:%d->arp_op", uint16(s)) }
-func (s SetArpOp) of() (openflow15.Action, error) {
-	return openflow15.NewActionSetField(*openflow15.NewArpOperField(uint16(s))), nil
+func (s SetArpOp) wire(b []byte) ([]byte, error) {
+	return appendSetField(b, func(b []byte) []byte { return appendOXM(b, fieldArpOp, be16(nil, uint16(s)), nil) }), nil
+}
+func (s SetArpSha) wire(b []byte) ([]byte, error) {
+	return appendSetField(b, func(b []byte) []byte { return appendOXM(b, fieldArpSha, s, nil) }), nil
+}
+func (s SetArpSpa) wire(b []byte) ([]byte, error) {
+	return appendSetField(b, func(b []byte) []byte { return appendOXMAddr(b, fieldArpSpa, netip.Addr(s)) }), nil
 }
 func (s SetArpSha) Text() string { return "set_field:" + net.HardwareAddr(s).String() + "->arp_sha" }
-func (s SetArpSha) of() (openflow15.Action, error) {
-	return openflow15.NewActionSetField(*openflow15.NewArpShaField(net.HardwareAddr(s))), nil
-}
 func (s SetArpSpa) Text() string { return "set_field:" + netip.Addr(s).String() + "->arp_spa" }
-func (s SetArpSpa) of() (openflow15.Action, error) {
-	return openflow15.NewActionSetField(*openflow15.NewArpSpaField(net.IP(netip.Addr(s).AsSlice()))), nil
-}
 
 // Move copies one whole field into another of the same width.
 type Move struct {
@@ -127,7 +134,8 @@ type Move struct {
 	Bits     uint16
 }
 
-func (m Move) Text() string { return fmt.Sprintf("move:%s[]->%s[]", m.Src, m.Dst) }
+func (m Move) Text() string                  { return fmt.Sprintf("move:%s[]->%s[]", m.Src, m.Dst) }
+func (m Move) wire(b []byte) ([]byte, error) { return viaLibOpenflow(b, m) }
 func (m Move) of() (openflow15.Action, error) {
 	src, err := openflow15.FindFieldHeaderByName(m.Src, false)
 	if err != nil {
@@ -166,36 +174,41 @@ func (n *NAT) text() string {
 	return fmt.Sprintf("nat(%s=%s)", n.Kind, addr)
 }
 
-func (n *NAT) of() (openflow15.Action, error) {
-	a := openflow15.NewNXActionCTNAT()
+// wire appends the nat action (NXAST_NAT): flags, which range parts
+// follow, the address range (one address) and the port range (one port).
+func (n *NAT) wire(b []byte) ([]byte, error) {
+	b, start := nxAction(b, openflow15.NXAST_NAT)
+	b = be16(b, 0) // pad
+	var flags, present uint16
 	switch n.Kind {
 	case "":
-		return a, nil
 	case "src":
-		if err := a.SetSNAT(); err != nil {
-			return nil, err
-		}
+		flags = openflow15.NX_NAT_F_SRC
 	case "dst":
-		if err := a.SetDNAT(); err != nil {
-			return nil, err
-		}
+		flags = openflow15.NX_NAT_F_DST
 	default:
 		return nil, fmt.Errorf("nat kind %q", n.Kind)
 	}
-	ip := net.IP(n.IP.AsSlice())
-	if n.IP.Is4() {
-		a.SetRangeIPv4Min(ip)
-		a.SetRangeIPv4Max(ip)
-	} else {
-		a.SetRangeIPv6Min(ip)
-		a.SetRangeIPv6Max(ip)
+	if n.Kind != "" {
+		if n.IP.Is4() {
+			present = openflow15.NX_NAT_RANGE_IPV4_MIN | openflow15.NX_NAT_RANGE_IPV4_MAX
+		} else {
+			present = openflow15.NX_NAT_RANGE_IPV6_MIN | openflow15.NX_NAT_RANGE_IPV6_MAX
+		}
+		if n.Port != 0 {
+			present |= openflow15.NX_NAT_RANGE_PROTO_MIN | openflow15.NX_NAT_RANGE_PROTO_MAX
+		}
 	}
-	if n.Port != 0 {
-		lo, hi := n.Port, n.Port
-		a.SetRangeProtoMin(&lo)
-		a.SetRangeProtoMax(&hi)
+	b = be16(b, flags)
+	b = be16(b, present)
+	if n.Kind != "" {
+		ip := n.IP.AsSlice()
+		b = append(append(b, ip...), ip...)
+		if n.Port != 0 {
+			b = be16(be16(b, n.Port), n.Port)
+		}
 	}
-	return a, nil
+	return endAction(pad8(b, start), start), nil
 }
 
 // CT sends the packet through conntrack.
@@ -226,27 +239,33 @@ func (c CT) Text() string {
 	return "ct(" + strings.Join(parts, ",") + ")"
 }
 
-func (c CT) of() (openflow15.Action, error) {
-	a := openflow15.NewNXActionConnTrack()
+// wire appends the ct action (NXAST_CT) with its nested nat and
+// set_field actions.
+func (c CT) wire(b []byte) ([]byte, error) {
+	b, start := nxAction(b, openflow15.NXAST_CT)
+	var flags uint16
 	if c.Commit {
-		a.Commit()
+		flags |= openflow15.NX_CT_F_COMMIT
 	}
+	table := uint8(openflow15.NX_CT_RECIRC_NONE)
 	if c.Table >= 0 {
-		a.Table(uint8(c.Table))
+		table = uint8(c.Table)
 	}
-	a.ZoneImm(c.Zone)
+	b = be16(b, flags)
+	b = be32(b, 0)      // zone from an immediate
+	b = be16(b, c.Zone) // the zone
+	b = append(b, table, 0, 0, 0)
+	b = be16(b, 0) // alg
 	if c.NAT != nil {
-		n, err := c.NAT.of()
-		if err != nil {
+		var err error
+		if b, err = c.NAT.wire(b); err != nil {
 			return nil, err
 		}
-		a.AddAction(n)
 	}
 	if c.MarkMask != 0 {
-		mask := c.MarkMask
-		a.AddAction(openflow15.NewActionSetField(*openflow15.NewCTMarkMatchField(c.SetMark, &mask)))
+		b = appendSetField(b, func(b []byte) []byte { return appendOXM32Masked(b, fieldCtMark, c.SetMark, c.MarkMask) })
 	}
-	return a, nil
+	return endAction(b, start), nil
 }
 
 // Controller sends the packet to the controller with userdata.
@@ -268,6 +287,7 @@ func dotted(b []byte) string {
 	return strings.Join(parts, ".")
 }
 
+func (c Controller) wire(b []byte) ([]byte, error) { return viaLibOpenflow(b, c) }
 func (c Controller) of() (openflow15.Action, error) {
 	a := openflow15.NewNXActionController2()
 	a.AddControllerID(c.ID)
@@ -282,11 +302,13 @@ type dropAction struct{}
 
 func (dropAction) Text() string                   { return "drop" }
 func (dropAction) of() (openflow15.Action, error) { return nil, nil }
+func (dropAction) wire(b []byte) ([]byte, error)  { return b, nil }
 
 // OutputReg outputs to the port held in a 32-bit register.
 type OutputReg int
 
-func (o OutputReg) Text() string { return fmt.Sprintf("output:NXM_NX_REG%d[]", int(o)) }
+func (o OutputReg) Text() string                  { return fmt.Sprintf("output:NXM_NX_REG%d[]", int(o)) }
+func (o OutputReg) wire(b []byte) ([]byte, error) { return viaLibOpenflow(b, o) }
 func (o OutputReg) of() (openflow15.Action, error) {
 	return openflow15.NewOutputFromField(openflow15.NewRegMatchField(int(o), 0, nil), 31), nil
 }
@@ -301,10 +323,11 @@ func (s SetTunDst) Text() string {
 	}
 	return "set_field:" + ip.String() + "->tun_ipv6_dst"
 }
-func (s SetTunDst) of() (openflow15.Action, error) {
+func (s SetTunDst) wire(b []byte) ([]byte, error) {
 	ip := netip.Addr(s)
-	if ip.Is4() {
-		return openflow15.NewActionSetField(*openflow15.NewTunnelIpv4DstField(net.IP(ip.AsSlice()), nil)), nil
+	f := fieldTunDst
+	if ip.Is6() {
+		f = fieldTunIPv6
 	}
-	return openflow15.NewActionSetField(*openflow15.NewTunnelIpv6DstField(net.IP(ip.AsSlice()), nil)), nil
+	return appendSetField(b, func(b []byte) []byte { return appendOXMAddr(b, f, ip) }), nil
 }

@@ -3,11 +3,8 @@ package openflow
 import (
 	"fmt"
 	"hash/fnv"
-	"net"
 	"strings"
-
-	"antrea.io/libOpenflow/openflow15"
-	"antrea.io/ofnet/ofctrl"
+	"sync"
 )
 
 // CookieTag marks every flow Switchyard installs (the top 16 bits: "SY").
@@ -44,22 +41,37 @@ type Flow struct {
 	hashes *flowHashes
 }
 
-type flowHashes struct{ cookie, identity uint64 }
+type flowHashes struct {
+	cookie, identity uint64
+	err              error // the flow cannot be encoded
+}
 
-// ensure renders the flow once and keeps its cookie and identity. A flow
-// is immutable once built.
+// ensure encodes the flow once and keeps its cookie and identity: FNV-1a
+// hashes of its OpenFlow encoding (table, priority and match; and for the
+// cookie its instructions too). A flow is immutable once built.
 func (f *Flow) ensure() *flowHashes {
 	if f.hashes == nil {
-		body := f.render()
-		match, _, _ := strings.Cut(body, ",actions=")
-		h := fnv.New64a()
-		h.Write([]byte(body))
+		buf := scratch.Get().(*[]byte)
+		b := append((*buf)[:0], f.Table, byte(f.Priority>>8), byte(f.Priority))
+		b = appendMatch(b, f.matches())
 		id := fnv.New64a()
-		id.Write([]byte(match))
-		f.hashes = &flowHashes{cookie: CookieTag | CookieKindFlow | h.Sum64()&cookieHashMask, identity: id.Sum64()}
+		id.Write(b)
+		b, err := f.appendInstructions(b)
+		h := &flowHashes{identity: id.Sum64(), err: err}
+		if err == nil {
+			c := fnv.New64a()
+			c.Write(b)
+			h.cookie = CookieTag | CookieKindFlow | c.Sum64()&cookieHashMask
+		}
+		*buf = b
+		scratch.Put(buf)
+		f.hashes = h
 	}
 	return f.hashes
 }
+
+// scratch holds buffers for encoding flows to hash them.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // Identity is a hash of what OpenFlow tells flows apart by: table,
 // priority and match. Adding a flow with the identity of an installed one
@@ -93,27 +105,39 @@ func (f *Flow) render() string {
 // into one (OpenFlow allows each field once; the pipeline matches several
 // marks of one register).
 func (f *Flow) matches() []Match {
-	var out []Match
-	at := map[int]int{} // register index -> position in out
+	regs := 0
+	for _, m := range f.Match {
+		if _, ok := m.(Reg); ok {
+			regs++
+		}
+	}
+	if regs < 2 {
+		return f.Match
+	}
+	out := make([]Match, 0, len(f.Match))
 	for _, m := range f.Match {
 		r, ok := m.(Reg)
 		if !ok {
 			out = append(out, m)
 			continue
 		}
-		if i, seen := at[r.Index]; seen {
-			prev := out[i].(Reg)
-			out[i] = Reg{Index: r.Index, Value: prev.Value&^r.Mask | r.Value&r.Mask, Mask: prev.Mask | r.Mask}
-			continue
+		merged := false
+		for i, o := range out {
+			if prev, ok := o.(Reg); ok && prev.Index == r.Index {
+				out[i] = Reg{Index: r.Index, Value: prev.Value&^r.Mask | r.Value&r.Mask, Mask: prev.Mask | r.Mask}
+				merged = true
+				break
+			}
 		}
-		at[r.Index] = len(out)
-		out = append(out, r)
+		if !merged {
+			out = append(out, r)
+		}
 	}
 	return out
 }
 
 // Cookie is the flow's cookie: the tag, the flow kind and a hash of the
-// flow's whole text, so equal cookies mean equal flows.
+// flow's whole encoding, so equal cookies mean equal flows.
 func (f *Flow) Cookie() uint64 { return f.ensure().cookie }
 
 // Text renders the flow with its cookie, as `ovs-ofctl add-flows` reads it.
@@ -124,51 +148,10 @@ func (f *Flow) Text() string {
 }
 
 // FlowMod returns the OpenFlow message that adds (or replaces) the flow.
-func (f *Flow) FlowMod() (*openflow15.FlowMod, error) {
-	fm := openflow15.NewFlowMod()
-	fm.Command = openflow15.FC_ADD
-	fm.TableId = f.Table
-	fm.Priority = f.Priority
-	fm.Cookie = f.Cookie()
-	for _, m := range f.matches() {
-		if err := m.add(&fm.Match); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.Text(), err)
-		}
-	}
-	if len(f.Actions) > 0 {
-		ia := openflow15.NewInstrApplyActions()
-		for _, a := range f.Actions {
-			oa, err := a.of()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", a.Text(), err)
-			}
-			if oa != nil {
-				if err := ia.AddAction(oa, false); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if len(ia.Actions) > 0 {
-			fm.AddInstruction(ia)
-		}
-	}
-	if f.Goto >= 0 {
-		fm.AddInstruction(openflow15.NewInstrGotoTable(uint8(f.Goto)))
-	}
-	return fm, nil
-}
 
 // DeleteByCookie returns a message deleting every flow whose cookie
 // matches cookie under mask, in every table (no instructions: a delete
 // with instructions corrupts libOpenflow's framing).
-func DeleteByCookie(cookie, mask uint64) *openflow15.FlowMod {
-	fm := openflow15.NewFlowMod()
-	fm.Command = openflow15.FC_DELETE
-	fm.TableId = openflow15.OFPTT_ALL
-	fm.Cookie = cookie
-	fm.CookieMask = mask
-	return fm
-}
 
 // Group is a select group whose buckets are tried with equal weight.
 type Group struct {
@@ -243,41 +226,6 @@ const (
 
 // mask returns the field as a libOpenflow match field whose value is its
 // all-ones mask (how a selection method property names fields).
-func (h HashField) mask() (*openflow15.MatchField, error) {
-	ones4 := net.IPv4bcast.To4()
-	ones6 := net.IP(bytes16(0xff))
-	switch h {
-	case HashIPSrc:
-		return openflow15.NewIpv4SrcField(ones4, nil), nil
-	case HashIPDst:
-		return openflow15.NewIpv4DstField(ones4, nil), nil
-	case HashIPv6Src:
-		return openflow15.NewIpv6SrcField(ones6, nil), nil
-	case HashIPv6Dst:
-		return openflow15.NewIpv6DstField(ones6, nil), nil
-	case HashTCPSrc:
-		return openflow15.NewTcpSrcField(0xffff), nil
-	case HashTCPDst:
-		return openflow15.NewTcpDstField(0xffff), nil
-	case HashUDPSrc:
-		return openflow15.NewUdpSrcField(0xffff), nil
-	case HashUDPDst:
-		return openflow15.NewUdpDstField(0xffff), nil
-	case HashSCTPSrc:
-		return openflow15.NewSctpSrcField(0xffff), nil
-	case HashSCTPDst:
-		return openflow15.NewSctpDstField(0xffff), nil
-	}
-	return nil, fmt.Errorf("unknown hash field %q", h)
-}
-
-func bytes16(v byte) []byte {
-	b := make([]byte, 16)
-	for i := range b {
-		b[i] = v
-	}
-	return b
-}
 
 func bucketText(acts []Action) string {
 	var s []string
@@ -287,12 +235,23 @@ func bucketText(acts []Action) string {
 	return strings.Join(s, ",")
 }
 
-// BucketID is a bucket's ID: a hash of its actions, so a group's content
-// can be told from its bucket IDs alone.
+// BucketID is a bucket's ID: a hash of its actions' encoding, so a
+// group's content can be told from its bucket IDs alone. Actions that
+// cannot be encoded get ID 0, which makes the group's message fail.
 func BucketID(acts []Action) uint32 {
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	b, err := appendActions((*buf)[:0], acts)
+	if err != nil {
+		return 0
+	}
+	*buf = b
 	h := fnv.New32a()
-	h.Write([]byte(bucketText(acts)))
-	return h.Sum32() & 0x7fffffff
+	h.Write(b)
+	if id := h.Sum32() & 0x7fffffff; id != 0 {
+		return id
+	}
+	return 1
 }
 
 // Text renders the group as `ovs-ofctl -O OpenFlow15 add-groups` reads it.
@@ -314,32 +273,3 @@ func (g *Group) Text() string {
 
 // GroupMessage returns the bundle message for command (add, modify,
 // delete) on the group.
-func (g *Group) GroupMessage(command int) (*ofctrl.GroupBundleMessage, error) {
-	og := ofctrl.NewGroup(g.ID, ofctrl.GroupSelect, nil)
-	if command != openflow15.OFPGC_DELETE && len(g.HashFields) > 0 {
-		var fields []openflow15.MatchField
-		for _, f := range g.HashFields {
-			mf, err := f.mask()
-			if err != nil {
-				return nil, err
-			}
-			fields = append(fields, *mf)
-		}
-		og.AddProperty(openflow15.NewNTRSelectionMethod(openflow15.NTR_HASH, 0, fields...))
-	}
-	if command != openflow15.OFPGC_DELETE {
-		for i, id := range g.BucketIDs() {
-			b := openflow15.NewBucket(id)
-			for _, a := range g.Buckets.Bucket(i) {
-				oa, err := a.of()
-				if err != nil {
-					return nil, fmt.Errorf("group %d: %s: %w", g.ID, a.Text(), err)
-				}
-				b.AddAction(oa)
-			}
-			b.AddProperty(openflow15.NewGroupBucketPropWeight(100))
-			og.AddBuckets(b)
-		}
-	}
-	return og.GetBundleMessage(command), nil
-}

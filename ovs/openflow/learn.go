@@ -103,6 +103,8 @@ func valueBytes(v uint64, bits uint16) []byte {
 	return b
 }
 
+func (l Learn) wire(b []byte) ([]byte, error) { return viaLibOpenflow(b, l) }
+
 func (l Learn) of() (openflow15.Action, error) {
 	fl := ofctrl.NewLearnAction(l.Table, l.Priority, l.IdleTimeout, l.HardTimeout, 0, 0, l.Cookie)
 	if l.DeleteLearned {

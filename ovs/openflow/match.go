@@ -4,26 +4,21 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-
-	"antrea.io/libOpenflow/openflow15"
 )
 
 // Match is one match field of a flow.
 type Match interface {
 	// Text renders the field in ovs-ofctl syntax.
 	Text() string
-	// add appends the field to an OpenFlow match.
-	add(m *openflow15.Match) error
+	// wire appends the field's OXM encoding.
+	wire(b []byte) []byte
 }
 
 // InPort matches the ingress port.
 type InPort uint32
 
-func (p InPort) Text() string { return fmt.Sprintf("in_port=%d", uint32(p)) }
-func (p InPort) add(m *openflow15.Match) error {
-	m.AddField(*openflow15.NewInPortField(uint32(p)))
-	return nil
-}
+func (p InPort) Text() string         { return fmt.Sprintf("in_port=%d", uint32(p)) }
+func (p InPort) wire(b []byte) []byte { return appendOXM32(b, fieldInPort, uint32(p)) }
 
 // EthType matches the Ethernet type.
 type EthType uint16
@@ -35,11 +30,8 @@ const (
 	EthARP  EthType = 0x0806
 )
 
-func (e EthType) Text() string { return fmt.Sprintf("dl_type=0x%04x", uint16(e)) }
-func (e EthType) add(m *openflow15.Match) error {
-	m.AddField(*openflow15.NewEthTypeField(uint16(e)))
-	return nil
-}
+func (e EthType) Text() string         { return fmt.Sprintf("dl_type=0x%04x", uint16(e)) }
+func (e EthType) wire(b []byte) []byte { return appendOXM(b, fieldEthType, be16(nil, uint16(e)), nil) }
 
 // IPProto matches the IP protocol number (needs an IPv4/IPv6 EthType).
 type IPProto uint8
@@ -53,11 +45,8 @@ const (
 	ProtoSCTP   IPProto = 132
 )
 
-func (p IPProto) Text() string { return fmt.Sprintf("nw_proto=%d", uint8(p)) }
-func (p IPProto) add(m *openflow15.Match) error {
-	m.AddField(*openflow15.NewIpProtoField(uint8(p)))
-	return nil
-}
+func (p IPProto) Text() string         { return fmt.Sprintf("nw_proto=%d", uint8(p)) }
+func (p IPProto) wire(b []byte) []byte { return appendOXM(b, fieldIPProto, []byte{byte(p)}, nil) }
 
 // IPSrc matches the IPv4 or IPv6 source address (a prefix).
 type IPSrc netip.Prefix
@@ -88,24 +77,25 @@ func prefixIPMask(p netip.Prefix) (net.IP, *net.IP) {
 	return ip, &mask
 }
 
-func (p IPSrc) add(m *openflow15.Match) error {
-	ip, mask := prefixIPMask(netip.Prefix(p))
-	if netip.Prefix(p).Addr().Is4() {
-		m.AddField(*openflow15.NewIpv4SrcField(ip, mask))
-	} else {
-		m.AddField(*openflow15.NewIpv6SrcField(ip, mask))
+// appendPrefix appends an address field, with a mask unless it is one
+// address.
+func appendPrefix(b []byte, f4, f6 oxm, p netip.Prefix) []byte {
+	f := f4
+	if p.Addr().Is6() {
+		f = f6
 	}
-	return nil
+	if p.IsSingleIP() {
+		return appendOXMAddr(b, f, p.Addr())
+	}
+	ip := p.Masked().Addr().AsSlice()
+	return appendOXM(b, f, ip, net.CIDRMask(p.Bits(), p.Addr().BitLen()))
 }
 
-func (p IPDst) add(m *openflow15.Match) error {
-	ip, mask := prefixIPMask(netip.Prefix(p))
-	if netip.Prefix(p).Addr().Is4() {
-		m.AddField(*openflow15.NewIpv4DstField(ip, mask))
-	} else {
-		m.AddField(*openflow15.NewIpv6DstField(ip, mask))
-	}
-	return nil
+func (p IPSrc) wire(b []byte) []byte {
+	return appendPrefix(b, fieldIPv4Src, fieldIPv6Src, netip.Prefix(p))
+}
+func (p IPDst) wire(b []byte) []byte {
+	return appendPrefix(b, fieldIPv4Dst, fieldIPv6Dst, netip.Prefix(p))
 }
 
 // L4Dst matches the TCP, UDP or SCTP destination port (needs IPProto).
@@ -115,18 +105,15 @@ type L4Dst struct {
 }
 
 func (d L4Dst) Text() string { return fmt.Sprintf("%s_dst=%d", l4Name(d.Proto), d.Port) }
-func (d L4Dst) add(m *openflow15.Match) error {
+func (d L4Dst) wire(b []byte) []byte {
+	f := fieldTCPDst
 	switch d.Proto {
-	case ProtoTCP:
-		m.AddField(*openflow15.NewTcpDstField(d.Port))
 	case ProtoUDP:
-		m.AddField(*openflow15.NewUdpDstField(d.Port))
+		f = fieldUDPDst
 	case ProtoSCTP:
-		m.AddField(*openflow15.NewSctpDstField(d.Port))
-	default:
-		return fmt.Errorf("no L4 port for protocol %d", d.Proto)
+		f = fieldSCTPDst
 	}
-	return nil
+	return appendOXM(b, f, be16(nil, d.Port), nil)
 }
 
 func l4Name(p IPProto) string {
@@ -177,32 +164,18 @@ func (c CtState) Text() string {
 	return s
 }
 
-func (c CtState) add(m *openflow15.Match) error {
-	st := openflow15.NewCTStates()
-	set := map[CtFlags][2]func(){
-		CtNew: {st.SetNew, st.UnsetNew}, CtEst: {st.SetEst, st.UnsetEst}, CtRel: {st.SetRel, st.UnsetRel},
-		CtRpl: {st.SetRpl, st.UnsetRpl}, CtInv: {st.SetInv, st.UnsetInv}, CtTrk: {st.SetTrk, st.UnsetTrk},
-	}
-	for _, x := range ctFlagNames {
-		if c.Set&x.f != 0 {
-			set[x.f][0]()
-		}
-		if c.Unset&x.f != 0 {
-			set[x.f][1]()
-		}
-	}
-	m.AddField(*openflow15.NewCTStateMatchField(st))
-	return nil
+// ctStateBits are the NXM ct_state bits of each flag (OVS's
+// CS_NEW.. order: new, est, rel, rpl, inv, trk).
+func (c CtState) wire(b []byte) []byte {
+	return appendOXM32Masked(b, fieldCtState, uint32(c.Set), uint32(c.Set|c.Unset))
 }
 
 // CtMark matches the conntrack mark under a mask.
 type CtMark struct{ Value, Mask uint32 }
 
 func (c CtMark) Text() string { return fmt.Sprintf("ct_mark=0x%x/0x%x", c.Value, c.Mask) }
-func (c CtMark) add(m *openflow15.Match) error {
-	mask := c.Mask
-	m.AddField(*openflow15.NewCTMarkMatchField(c.Value, &mask))
-	return nil
+func (c CtMark) wire(b []byte) []byte {
+	return appendOXM32Masked(b, fieldCtMark, c.Value, c.Mask)
 }
 
 // Reg matches a 32-bit register (reg0..reg15) under a mask; Value is
@@ -218,13 +191,11 @@ func (r Reg) Text() string {
 	}
 	return fmt.Sprintf("reg%d=0x%x/0x%x", r.Index, r.Value, r.Mask)
 }
-func (r Reg) add(m *openflow15.Match) error {
-	mask := r.Mask
-	if mask == 0xffffffff {
-		mask = 0
+func (r Reg) wire(b []byte) []byte {
+	if r.Mask == 0xffffffff {
+		return appendOXM32(b, fieldRegs[r.Index], r.Value)
 	}
-	m.AddField(*openflow15.NewRegMatchFieldWithMask(r.Index, r.Value, mask))
-	return nil
+	return appendOXM32Masked(b, fieldRegs[r.Index], r.Value, r.Mask)
 }
 
 // XXReg matches a 128-bit register (xxreg0..xxreg3) exactly, e.g. an
@@ -235,68 +206,36 @@ type XXReg struct {
 }
 
 func (x XXReg) Text() string { return fmt.Sprintf("xxreg%d=0x%x", x.Index, x.Value[:]) }
-func (x XXReg) add(m *openflow15.Match) error {
-	f, err := openflow15.FindFieldHeaderByName(fmt.Sprintf("NXM_NX_XXREG%d", x.Index), false)
-	if err != nil {
-		return err
-	}
-	v := x.Value
-	f.Value = &openflow15.ByteArrayField{Data: v[:], Length: 16}
-	m.AddField(*f)
-	return nil
+func (x XXReg) wire(b []byte) []byte {
+	return appendOXM(b, fieldXXRegs[x.Index], x.Value[:], nil)
 }
 
 // ArpOp matches the ARP opcode.
 type ArpOp uint16
 
-func (a ArpOp) Text() string { return fmt.Sprintf("arp_op=%d", uint16(a)) }
-func (a ArpOp) add(m *openflow15.Match) error {
-	m.AddField(*openflow15.NewArpOperField(uint16(a)))
-	return nil
-}
+func (a ArpOp) Text() string         { return fmt.Sprintf("arp_op=%d", uint16(a)) }
+func (a ArpOp) wire(b []byte) []byte { return appendOXM(b, fieldArpOp, be16(nil, uint16(a)), nil) }
 
 // ArpTpa matches the ARP target protocol address.
 type ArpTpa netip.Addr
 
-func (a ArpTpa) Text() string { return "arp_tpa=" + netip.Addr(a).String() }
-func (a ArpTpa) add(m *openflow15.Match) error {
-	m.AddField(*openflow15.NewArpTpaField(net.IP(netip.Addr(a).AsSlice())))
-	return nil
-}
+func (a ArpTpa) Text() string         { return "arp_tpa=" + netip.Addr(a).String() }
+func (a ArpTpa) wire(b []byte) []byte { return appendOXMAddr(b, fieldArpTpa, netip.Addr(a)) }
 
 // ICMPv6Type matches the ICMPv6 type (needs EthIPv6 and ProtoICMPv6).
 type ICMPv6Type uint8
 
-func (t ICMPv6Type) Text() string { return fmt.Sprintf("icmpv6_type=%d", uint8(t)) }
-func (t ICMPv6Type) add(m *openflow15.Match) error {
-	f, err := openflow15.FindFieldHeaderByName("OXM_OF_ICMPV6_TYPE", false)
-	if err != nil {
-		return err
-	}
-	f.Value = &openflow15.IcmpTypeField{Type: uint8(t)}
-	m.AddField(*f)
-	return nil
-}
+func (t ICMPv6Type) Text() string         { return fmt.Sprintf("icmpv6_type=%d", uint8(t)) }
+func (t ICMPv6Type) wire(b []byte) []byte { return appendOXM(b, fieldICMPv6, []byte{byte(t)}, nil) }
 
 // NDTarget matches the IPv6 neighbour discovery target address.
 type NDTarget netip.Addr
 
-func (t NDTarget) Text() string { return "nd_target=" + netip.Addr(t).String() }
-func (t NDTarget) add(m *openflow15.Match) error {
-	f, err := openflow15.FindFieldHeaderByName("OXM_OF_IPV6_ND_TARGET", false)
-	if err != nil {
-		return err
-	}
-	f.Value = &openflow15.Ipv6DstField{Ipv6Dst: net.IP(netip.Addr(t).AsSlice())}
-	m.AddField(*f)
-	return nil
-}
+func (t NDTarget) Text() string         { return "nd_target=" + netip.Addr(t).String() }
+func (t NDTarget) wire(b []byte) []byte { return appendOXMAddr(b, fieldNDTarget, netip.Addr(t)) }
 
 // ArpSpa matches the ARP sender protocol address.
 type ArpSpa netip.Addr
 
-func (a ArpSpa) Text() string { return "arp_spa=" + netip.Addr(a).String() }
-func (a ArpSpa) add(m *openflow15.Match) error {
-	m.AddField(*openflow15.NewArpSpaField(net.IP(netip.Addr(a).AsSlice())))
-	return nil
-}
+func (a ArpSpa) Text() string         { return "arp_spa=" + netip.Addr(a).String() }
+func (a ArpSpa) wire(b []byte) []byte { return appendOXMAddr(b, fieldArpSpa, netip.Addr(a)) }

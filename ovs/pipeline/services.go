@@ -197,6 +197,9 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 	// With affinity, one DNAT flow per endpoint this service port can
 	// reach: a learned flow can load an endpoint into the registers but
 	// cannot DNAT, so the DNAT is a flow matching them.
+	if len(endpoints) == 0 {
+		return res
+	}
 	for _, e := range allEndpoints(sp) {
 		if endpoints[e.AddrPort()] {
 			res.Endpoints = append(res.Endpoints, dnatFlow(c, e, proto))

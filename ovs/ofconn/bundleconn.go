@@ -1,0 +1,325 @@
+package ofconn
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"antrea.io/libOpenflow/openflow15"
+)
+
+// bundleConn is an OpenFlow 1.5 connection to the bridge used for bundles
+// only: a hello, then bundle control and add messages, written through a
+// large buffer. Its reader answers echo requests (OVS probes idle
+// connections) and hands errors and bundle control replies to the
+// transaction under way.
+type bundleConn struct {
+	conn net.Conn
+
+	wmu sync.Mutex // the writer (transactions and echo replies)
+	w   *bufio.Writer
+
+	mu      sync.Mutex
+	events  []event
+	notify  chan struct{} // a new event, or the connection ended
+	readErr error         // set when the reader ended
+	xid     uint32
+	bundle  uint32
+}
+
+// event is an error or a bundle control reply.
+type event struct {
+	xid       uint32
+	isError   bool
+	errType   uint16
+	errCode   uint16
+	ctrlReply uint16 // bundle control reply type
+}
+
+const (
+	ofHeaderLen      = 8
+	bundleAddHeadLen = ofHeaderLen + 8 // bundle_id, pad, flags
+	bundleFlags      = openflow15.OFPBCT_ATOMIC | openflow15.OFPBCT_ORDERED
+	writeBufferSize  = 256 << 10
+	maxRefusedShown  = 5
+)
+
+// dialBundles connects and exchanges hellos (OpenFlow 1.5).
+func dialBundles(ctx context.Context, socket string) (*bundleConn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return nil, err
+	}
+	bc := &bundleConn{conn: conn, w: bufio.NewWriterSize(conn, writeBufferSize), notify: make(chan struct{}, 1)}
+	deadline, _ := ctx.Deadline()
+	conn.SetDeadline(deadline)
+	hello := appendOFHeader(nil, openflow15.Type_Hello, 0, ofHeaderLen)
+	if _, err := conn.Write(hello); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	typ, _, _, err := readMessage(r)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("waiting for the switch's hello: %w", err)
+	}
+	if typ != openflow15.Type_Hello {
+		conn.Close()
+		return nil, fmt.Errorf("the switch answered the hello with message type %d (does the bridge allow OpenFlow15?)", typ)
+	}
+	conn.SetDeadline(time.Time{})
+	go bc.read(r)
+	return bc, nil
+}
+
+func appendOFHeader(b []byte, typ uint8, xid uint32, length int) []byte {
+	b = append(b, openflow15.VERSION, typ)
+	b = binary.BigEndian.AppendUint16(b, uint16(length))
+	return binary.BigEndian.AppendUint32(b, xid)
+}
+
+// readMessage reads one message: its type, xid and body.
+func readMessage(r *bufio.Reader) (uint8, uint32, []byte, error) {
+	var h [ofHeaderLen]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return 0, 0, nil, err
+	}
+	n := int(binary.BigEndian.Uint16(h[2:]))
+	if n < ofHeaderLen {
+		return 0, 0, nil, fmt.Errorf("message of length %d", n)
+	}
+	body := make([]byte, n-ofHeaderLen)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, 0, nil, err
+	}
+	return h[1], binary.BigEndian.Uint32(h[4:]), body, nil
+}
+
+// read runs until the connection ends.
+func (bc *bundleConn) read(r *bufio.Reader) {
+	for {
+		typ, xid, body, err := readMessage(r)
+		if err != nil {
+			bc.mu.Lock()
+			bc.readErr = err
+			bc.mu.Unlock()
+			bc.wake()
+			return
+		}
+		switch typ {
+		case openflow15.Type_EchoRequest:
+			bc.wmu.Lock()
+			bc.w.Write(appendOFHeader(nil, openflow15.Type_EchoReply, xid, ofHeaderLen+len(body)))
+			bc.w.Write(body)
+			bc.w.Flush()
+			bc.wmu.Unlock()
+		case openflow15.Type_Error:
+			if len(body) >= 4 {
+				bc.push(event{xid: xid, isError: true, errType: binary.BigEndian.Uint16(body), errCode: binary.BigEndian.Uint16(body[2:])})
+			}
+		case openflow15.Type_BundleControl:
+			if len(body) >= 6 {
+				bc.push(event{xid: xid, ctrlReply: binary.BigEndian.Uint16(body[4:])})
+			}
+		}
+	}
+}
+
+func (bc *bundleConn) push(e event) {
+	bc.mu.Lock()
+	bc.events = append(bc.events, e)
+	bc.mu.Unlock()
+	bc.wake()
+}
+
+func (bc *bundleConn) wake() {
+	select {
+	case bc.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (bc *bundleConn) broken() bool {
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	return bc.readErr != nil
+}
+
+func (bc *bundleConn) close() { bc.conn.Close() }
+
+func (bc *bundleConn) nextXID() uint32 {
+	bc.xid++
+	return bc.xid
+}
+
+// transact sends the batch as a bundle, closes it, and commits it if the
+// switch took every message.
+func (bc *bundleConn) transact(ctx context.Context, b *Batch, beforeCommit func()) error {
+	deadline, _ := ctx.Deadline()
+	bc.conn.SetWriteDeadline(deadline)
+	bc.mu.Lock()
+	bc.events = bc.events[:0]
+	bc.mu.Unlock()
+	bc.bundle++
+	id := bc.bundle
+
+	bc.wmu.Lock()
+	openXID := bc.nextXID()
+	err := bc.writeControl(id, openflow15.OFPBCT_OPEN_REQUEST, openXID)
+	first := bc.xid + 1
+	var buf []byte
+	for i := 0; i < b.Len() && err == nil; i++ {
+		xid := bc.nextXID()
+		buf = appendOFHeader(buf[:0], openflow15.Type_BundleAddMessage, xid, 0)
+		buf = binary.BigEndian.AppendUint32(buf, id)
+		buf = binary.BigEndian.AppendUint16(buf, 0)
+		buf = binary.BigEndian.AppendUint16(buf, bundleFlags)
+		if buf, err = b.message(buf, i, xid); err != nil {
+			err = fmt.Errorf("encoding %s: %w", b.describe(i), err)
+			break
+		}
+		binary.BigEndian.PutUint16(buf[2:], uint16(len(buf)))
+		if len(buf) > 0xffff {
+			err = fmt.Errorf("%s: %d bytes, more than an OpenFlow message holds", b.describe(i), len(buf))
+			break
+		}
+		_, err = bc.w.Write(buf)
+	}
+	closeXID := bc.nextXID()
+	if err == nil {
+		err = bc.writeControl(id, openflow15.OFPBCT_CLOSE_REQUEST, closeXID)
+	}
+	if err == nil {
+		err = bc.w.Flush()
+	}
+	bc.wmu.Unlock()
+	if err != nil {
+		return fmt.Errorf("sending the bundle: %w", err)
+	}
+
+	// Every message is answered (errors) before the close is.
+	evs, err := bc.waitFor(ctx, closeXID)
+	if err != nil {
+		return fmt.Errorf("closing the bundle: %w", err)
+	}
+	if err := controlError(evs, openXID, "open the bundle"); err != nil {
+		return err
+	}
+	if refused := refusedIn(b, evs, first, closeXID); refused != nil {
+		bc.discard(ctx, id)
+		return refused
+	}
+	if err := controlError(evs, closeXID, "close the bundle"); err != nil {
+		return err
+	}
+
+	if beforeCommit != nil {
+		beforeCommit()
+	}
+	commitXID := bc.nextXID()
+	bc.wmu.Lock()
+	err = bc.writeControl(id, openflow15.OFPBCT_COMMIT_REQUEST, commitXID)
+	if err == nil {
+		err = bc.w.Flush()
+	}
+	bc.wmu.Unlock()
+	if err != nil {
+		return fmt.Errorf("sending the bundle commit: %w", err)
+	}
+	evs, err = bc.waitFor(ctx, commitXID)
+	if err != nil {
+		return fmt.Errorf("bundle commit (%d messages): %w", b.Len(), err)
+	}
+	// Messages that fail only when applied (a flow naming a missing group)
+	// are answered during the commit, which then fails as a whole.
+	if refused := refusedIn(b, evs, first, closeXID); refused != nil {
+		return refused
+	}
+	return controlError(evs, commitXID, fmt.Sprintf("commit the bundle (%d messages)", b.Len()))
+}
+
+// refusedIn collects the errors answering the bundle's messages (xids
+// first..end-1).
+func refusedIn(b *Batch, evs []event, first, end uint32) *RefusedError {
+	var r *RefusedError
+	for _, e := range evs {
+		if e.isError && e.xid >= first && e.xid < end {
+			if r == nil {
+				r = &RefusedError{Messages: b.Len()}
+			}
+			r.Refused++
+			if len(r.Examples) < maxRefusedShown {
+				r.Examples = append(r.Examples, b.describe(int(e.xid-first))+": "+ofError(e.errType, e.errCode))
+			}
+		}
+	}
+	return r
+}
+
+// controlError is the switch's error answering a bundle control message.
+func controlError(evs []event, xid uint32, what string) error {
+	for _, e := range evs {
+		if e.isError && e.xid == xid {
+			return fmt.Errorf("the switch refused to %s: %s", what, ofError(e.errType, e.errCode))
+		}
+	}
+	return nil
+}
+
+// discard drops a closed bundle the switch refused messages of (a failure
+// is only logged by the caller's error: the switch drops an uncommitted
+// bundle with the connection anyway).
+func (bc *bundleConn) discard(ctx context.Context, id uint32) {
+	xid := bc.nextXID()
+	bc.wmu.Lock()
+	err := bc.writeControl(id, openflow15.OFPBCT_DISCARD_REQUEST, xid)
+	if err == nil {
+		err = bc.w.Flush()
+	}
+	bc.wmu.Unlock()
+	if err == nil {
+		bc.waitFor(ctx, xid)
+	}
+}
+
+func (bc *bundleConn) writeControl(id uint32, typ uint16, xid uint32) error {
+	b := appendOFHeader(nil, openflow15.Type_BundleControl, xid, ofHeaderLen+8)
+	b = binary.BigEndian.AppendUint32(b, id)
+	b = binary.BigEndian.AppendUint16(b, typ)
+	b = binary.BigEndian.AppendUint16(b, bundleFlags)
+	_, err := bc.w.Write(b)
+	return err
+}
+
+// waitFor waits for the reply (or error) to xid and returns every event
+// up to it.
+func (bc *bundleConn) waitFor(ctx context.Context, xid uint32) ([]event, error) {
+	for {
+		bc.mu.Lock()
+		for i, e := range bc.events {
+			if e.xid == xid {
+				evs := append([]event(nil), bc.events[:i+1]...)
+				bc.events = append(bc.events[:0], bc.events[i+1:]...)
+				bc.mu.Unlock()
+				return evs, nil
+			}
+		}
+		readErr := bc.readErr
+		bc.mu.Unlock()
+		if readErr != nil {
+			return nil, fmt.Errorf("connection lost: %w", readErr)
+		}
+		select {
+		case <-bc.notify:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
