@@ -89,7 +89,7 @@ func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group) {
 		next.flows = append(next.flows, c)
 	}
 	for _, g := range groups {
-		sig := groupSignature(g)
+		sig := groupSignature(g.BucketIDs())
 		if e := s.groups[g.ID]; e == nil || e.sig != sig {
 			s.groups[g.ID] = &groupEntry{group: g, sig: sig}
 			s.touchedGroups[g.ID] = true
@@ -156,29 +156,23 @@ func (s *state) winner(id uint64) uint64 { return slices.Min(s.identities[id]) }
 // same identity is, as cookie -> the installed one's cookie.
 func (s *state) Shadowed() map[uint64]uint64 { return s.shadowed }
 
-// groupSignature is a group's content, as its bucket IDs tell it: a
-// sum of their mixed values, so the buckets' order does not count (a
-// select group's buckets have none).
-func groupSignature(g *of.Group) uint64 {
+// groupSignature is a group's content, as its bucket IDs tell it (a
+// bucket's ID is a hash of its actions): a sum of their mixed values, so
+// the buckets' order does not count (a select group's buckets have none).
+func groupSignature(ids []uint32) uint64 {
 	var sig uint64
-	for _, id := range g.BucketIDs() {
+	for _, id := range ids {
 		x := uint64(id) + 0x9e3779b97f4a7c15 // splitmix64's finaliser
 		x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 		x = (x ^ x>>27) * 0x94d049bb133111eb
 		sig += x ^ x>>31
 	}
-	return sig | 1 // never contentUnknown
+	return sig
 }
 
-// contentUnknown is the signature of an installed group whose buckets
-// cannot be read back (libOpenflow cannot decode group descriptions with a
-// selection method): it never equals a real one, so the group is modified
-// once to the desired content.
-const contentUnknown = 0
-
-// adopt replaces the installed view with what a dump found, and marks
-// everything for comparison. Groups this process installed keep their
-// known content; others are of unknown content.
+// adopt replaces the installed view with what a dump found (flows by
+// cookie, groups by their buckets' IDs), and marks everything for
+// comparison: an unchanged flow or group is left alone.
 func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
 	s.installedFlows = map[uint64]bool{}
 	for _, f := range flows {
@@ -190,19 +184,13 @@ func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
 	for c := range s.flows {
 		s.touchedFlows[c] = true
 	}
-	installed := map[uint32]uint64{}
+	s.installedGroups = map[uint32]uint64{}
 	for _, g := range groups {
-		if !s.alloc.owns(g.ID) {
-			continue
+		if s.alloc.owns(g.ID) {
+			s.installedGroups[g.ID] = groupSignature(g.BucketIDs)
+			s.touchedGroups[g.ID] = true
 		}
-		sig, known := s.installedGroups[g.ID]
-		if !known {
-			sig = contentUnknown
-		}
-		installed[g.ID] = sig
-		s.touchedGroups[g.ID] = true
 	}
-	s.installedGroups = installed
 	for id := range s.groups {
 		s.touchedGroups[id] = true
 	}

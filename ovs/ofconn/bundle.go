@@ -82,7 +82,7 @@ const commitTimeout = 60 * time.Second
 // right before the commit request is written (the driver arms its
 // revalidator wait there).
 //
-// The bundle goes over a connection of its own (bundleConn), written in
+// The bundle goes over a connection of its own (bulkConn), written in
 // large writes; ofnet writes each message on its own. Every message is
 // sent, then the bundle is closed: OVS answers each message it refuses
 // with an error before it answers the close, so a refused message is
@@ -96,9 +96,9 @@ func (c *Conn) Commit(ctx context.Context, b *Batch, beforeCommit func()) error 
 		ctx, cancel = context.WithTimeout(ctx, commitTimeout)
 		defer cancel()
 	}
-	c.bundleMu.Lock()
-	defer c.bundleMu.Unlock()
-	bc, err := c.bundleConn(ctx)
+	c.bulkMu.Lock()
+	defer c.bulkMu.Unlock()
+	bc, err := c.bulkConn(ctx)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (c *Conn) Commit(ctx context.Context, b *Batch, beforeCommit func()) error 
 		if !errors.As(err, &refused) {
 			// The connection's state is unknown: the next commit dials anew.
 			bc.close()
-			c.bundles = nil
+			c.bulk = nil
 		}
 		return err
 	}
@@ -119,20 +119,20 @@ func (c *Conn) Commit(ctx context.Context, b *Batch, beforeCommit func()) error 
 	return nil
 }
 
-// bundleConn returns the open bundle connection, dialling one if needed.
-func (c *Conn) bundleConn(ctx context.Context) (*bundleConn, error) {
-	if c.bundles != nil && !c.bundles.broken() {
-		return c.bundles, nil
+// bulkConn returns the open bundle connection, dialling one if needed.
+func (c *Conn) bulkConn(ctx context.Context) (*bulkConn, error) {
+	if c.bulk != nil && !c.bulk.broken() {
+		return c.bulk, nil
 	}
-	if c.bundles != nil {
-		c.bundles.close()
-		c.bundles = nil
+	if c.bulk != nil {
+		c.bulk.close()
+		c.bulk = nil
 	}
-	bc, err := dialBundles(ctx, c.socket)
+	bc, err := dialBulk(ctx, c.socket)
 	if err != nil {
 		return nil, fmt.Errorf("%w (%s): %v", ErrNotConnected, c.socket, err)
 	}
-	c.bundles = bc
+	c.bulk = bc
 	return bc, nil
 }
 

@@ -53,8 +53,8 @@ type Conn struct {
 	connected int // number of connections so far
 	stats     Stats
 
-	bundleMu sync.Mutex  // one bundle at a time
-	bundles  *bundleConn // the connection bundles go over (bundle.go)
+	bulkMu sync.Mutex // one bundle or dump at a time
+	bulk   *bulkConn  // the connection bundles and dumps go over (bulkconn.go)
 }
 
 // Dial starts connecting to the bridge's management socket (a path) and
@@ -121,12 +121,12 @@ func (c *Conn) close() {
 		sw.Disconnect()
 	}
 	c.ctrl.Delete()
-	c.bundleMu.Lock()
-	if c.bundles != nil {
-		c.bundles.close()
-		c.bundles = nil
+	c.bulkMu.Lock()
+	if c.bulk != nil {
+		c.bulk.close()
+		c.bulk = nil
 	}
-	c.bundleMu.Unlock()
+	c.bulkMu.Unlock()
 	select {
 	case <-c.done:
 	case <-time.After(5 * time.Second):

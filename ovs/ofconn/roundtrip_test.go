@@ -187,7 +187,16 @@ func TestModelMatchesOvsOfctl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gs) != 2 || gs[0].NBuckets+gs[1].NBuckets != 3 {
-		t.Fatalf("groups %+v", gs)
+	want := map[uint32][]uint32{}
+	for _, g := range groups {
+		want[g.ID] = g.BucketIDs()
+	}
+	if len(gs) != len(want) {
+		t.Fatalf("dumped groups %+v, want %v", gs, want)
+	}
+	for _, g := range gs {
+		if !slices.Equal(g.BucketIDs, want[g.ID]) {
+			t.Fatalf("group %d: dumped bucket IDs %v, want %v", g.ID, g.BucketIDs, want[g.ID])
+		}
 	}
 }

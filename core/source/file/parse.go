@@ -6,11 +6,15 @@ package file
 import (
 	"bytes"
 	"fmt"
+	goruntime "runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"sigs.k8s.io/yaml"
 )
@@ -69,22 +73,56 @@ func init() {
 
 // Parse reads every document of a file's contents. It never fails as a
 // whole: each unusable document is listed in Errors and the rest load.
+// Documents (and a List's items) are decoded in parallel, then taken in
+// order: decoding YAML is nearly all of the time, ~3.7 s on one core for
+// 10k Services.
 func Parse(name string, data []byte) Load {
 	l := Load{Ignored: map[string]int{}, seen: map[string]int{}}
+	var docs []document
+	var bodies [][]byte
 	for i, d := range splitDocuments(data) {
 		if isBlank(d.body) {
 			continue
 		}
-		l.addDocument(name, i+1, d.line, -1, d.body)
+		d.index = i + 1
+		docs = append(docs, d)
+		bodies = append(bodies, d.body)
+	}
+	for i, dec := range decodeAll(bodies) {
+		l.addDocument(name, docs[i].index, docs[i].line, -1, docs[i].body, dec)
 	}
 	return l
 }
 
-func (l *Load) addDocument(file string, index, line, item int, body []byte) {
+// decoded is one document or List item, decoded.
+type decoded struct {
+	obj runtime.Object
+	gvk *schema.GroupVersionKind
+	err error
+}
+
+// decodeAll decodes bodies on every core.
+func decodeAll(bodies [][]byte) []decoded {
+	out := make([]decoded, len(bodies))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(bodies)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(bodies); i = int(next.Add(1) - 1) {
+				obj, gvk, err := decoder.Decode(bodies[i], nil, nil)
+				out[i] = decoded{obj, gvk, err}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func (l *Load) addDocument(file string, index, line, item int, body []byte, dec decoded) {
 	fail := func(err error) {
 		l.Errors = append(l.Errors, DocError{File: file, Index: index, Line: line, Item: item, Key: identify(body), Err: err})
 	}
-	obj, gvk, err := decoder.Decode(body, nil, nil)
+	obj, gvk, err := dec.obj, dec.gvk, dec.err
 	if err != nil {
 		if runtime.IsNotRegisteredError(err) {
 			switch h := headerOf(body); h.Kind {
@@ -106,8 +144,12 @@ func (l *Load) addDocument(file string, index, line, item int, body []byte) {
 			fail(fmt.Errorf("a List inside a List is not supported"))
 			return
 		}
+		items := make([][]byte, len(o.Items))
 		for j, raw := range o.Items {
-			l.addDocument(file, index, line, j, raw.Raw)
+			items[j] = raw.Raw
+		}
+		for j, dec := range decodeAll(items) {
+			l.addDocument(file, index, line, j, items[j], dec)
 		}
 	case *v1.Service:
 		l.Services = add(l, l.Services, o, "Service", index, fail)
@@ -215,31 +257,31 @@ func cleanDecodeError(err error) error {
 }
 
 type document struct {
-	line int
-	body []byte
+	index, line int // 1-based
+	body        []byte
 }
 
 // splitDocuments splits YAML at "---" lines, remembering where each
-// document starts.
+// document starts. The documents share data's memory.
 func splitDocuments(data []byte) []document {
 	var docs []document
 	cur := document{line: 1}
-	lineNo := 0
-	for len(data) > 0 {
+	start, pos, lineNo := 0, 0, 0
+	for pos < len(data) {
 		lineNo++
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i+1], data[i+1:]
-		} else {
-			line, data = data, nil
+		end := len(data)
+		if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+			end = pos + i + 1
 		}
-		if isSeparator(line) {
+		if isSeparator(data[pos:end]) {
+			cur.body = data[start:pos:pos]
 			docs = append(docs, cur)
 			cur = document{line: lineNo + 1}
-			continue
+			start = end
 		}
-		cur.body = append(cur.body, line...)
+		pos = end
 	}
+	cur.body = data[start:len(data):len(data)]
 	return append(docs, cur)
 }
 

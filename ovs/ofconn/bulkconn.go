@@ -13,12 +13,13 @@ import (
 	"antrea.io/libOpenflow/openflow15"
 )
 
-// bundleConn is an OpenFlow 1.5 connection to the bridge used for bundles
-// only: a hello, then bundle control and add messages, written through a
-// large buffer. Its reader answers echo requests (OVS probes idle
-// connections) and hands errors and bundle control replies to the
-// transaction under way.
-type bundleConn struct {
+// bulkConn is an OpenFlow 1.5 connection of the driver's own to the
+// bridge, for bundles and dumps: a hello, then bundle control and add
+// messages written through a large buffer, and multipart requests. Its
+// reader answers echo requests (OVS probes idle connections), hands
+// multipart replies to the dump under way, and errors and bundle control
+// replies to the transaction under way.
+type bulkConn struct {
 	conn net.Conn
 
 	wmu sync.Mutex // the writer (transactions and echo replies)
@@ -30,11 +31,17 @@ type bundleConn struct {
 	readErr error         // set when the reader ended
 	xid     uint32
 	bundle  uint32
+	// parts receives the body of each multipart reply part: the dump
+	// under way (set, and called, under partsMu).
+	partsMu sync.Mutex
+	parts   func(xid uint32, body []byte)
 }
 
-// event is an error or a bundle control reply.
+// event is an error, a bundle control reply or the end of a multipart
+// reply.
 type event struct {
 	xid       uint32
+	done      bool // the last part of a multipart reply
 	isError   bool
 	errType   uint16
 	errCode   uint16
@@ -49,14 +56,14 @@ const (
 	maxRefusedShown  = 5
 )
 
-// dialBundles connects and exchanges hellos (OpenFlow 1.5).
-func dialBundles(ctx context.Context, socket string) (*bundleConn, error) {
+// dialBulk connects and exchanges hellos (OpenFlow 1.5).
+func dialBulk(ctx context.Context, socket string) (*bulkConn, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", socket)
 	if err != nil {
 		return nil, err
 	}
-	bc := &bundleConn{conn: conn, w: bufio.NewWriterSize(conn, writeBufferSize), notify: make(chan struct{}, 1)}
+	bc := &bulkConn{conn: conn, w: bufio.NewWriterSize(conn, writeBufferSize), notify: make(chan struct{}, 1)}
 	deadline, _ := ctx.Deadline()
 	conn.SetDeadline(deadline)
 	hello := appendOFHeader(nil, openflow15.Type_Hello, 0, ofHeaderLen)
@@ -103,7 +110,7 @@ func readMessage(r *bufio.Reader) (uint8, uint32, []byte, error) {
 }
 
 // read runs until the connection ends.
-func (bc *bundleConn) read(r *bufio.Reader) {
+func (bc *bulkConn) read(r *bufio.Reader) {
 	for {
 		typ, xid, body, err := readMessage(r)
 		if err != nil {
@@ -124,6 +131,12 @@ func (bc *bundleConn) read(r *bufio.Reader) {
 			if len(body) >= 4 {
 				bc.push(event{xid: xid, isError: true, errType: binary.BigEndian.Uint16(body), errCode: binary.BigEndian.Uint16(body[2:])})
 			}
+		case openflow15.Type_MultiPartReply:
+			bc.partsMu.Lock()
+			if bc.parts != nil {
+				bc.parts(xid, body)
+			}
+			bc.partsMu.Unlock()
 		case openflow15.Type_BundleControl:
 			if len(body) >= 6 {
 				bc.push(event{xid: xid, ctrlReply: binary.BigEndian.Uint16(body[4:])})
@@ -132,36 +145,36 @@ func (bc *bundleConn) read(r *bufio.Reader) {
 	}
 }
 
-func (bc *bundleConn) push(e event) {
+func (bc *bulkConn) push(e event) {
 	bc.mu.Lock()
 	bc.events = append(bc.events, e)
 	bc.mu.Unlock()
 	bc.wake()
 }
 
-func (bc *bundleConn) wake() {
+func (bc *bulkConn) wake() {
 	select {
 	case bc.notify <- struct{}{}:
 	default:
 	}
 }
 
-func (bc *bundleConn) broken() bool {
+func (bc *bulkConn) broken() bool {
 	bc.mu.Lock()
 	defer bc.mu.Unlock()
 	return bc.readErr != nil
 }
 
-func (bc *bundleConn) close() { bc.conn.Close() }
+func (bc *bulkConn) close() { bc.conn.Close() }
 
-func (bc *bundleConn) nextXID() uint32 {
+func (bc *bulkConn) nextXID() uint32 {
 	bc.xid++
 	return bc.xid
 }
 
 // transact sends the batch as a bundle, closes it, and commits it if the
 // switch took every message.
-func (bc *bundleConn) transact(ctx context.Context, b *Batch, beforeCommit func()) error {
+func (bc *bulkConn) transact(ctx context.Context, b *Batch, beforeCommit func()) error {
 	deadline, _ := ctx.Deadline()
 	bc.conn.SetWriteDeadline(deadline)
 	bc.mu.Lock()
@@ -276,7 +289,7 @@ func controlError(evs []event, xid uint32, what string) error {
 // discard drops a closed bundle the switch refused messages of (a failure
 // is only logged by the caller's error: the switch drops an uncommitted
 // bundle with the connection anyway).
-func (bc *bundleConn) discard(ctx context.Context, id uint32) {
+func (bc *bulkConn) discard(ctx context.Context, id uint32) {
 	xid := bc.nextXID()
 	bc.wmu.Lock()
 	err := bc.writeControl(id, openflow15.OFPBCT_DISCARD_REQUEST, xid)
@@ -289,7 +302,7 @@ func (bc *bundleConn) discard(ctx context.Context, id uint32) {
 	}
 }
 
-func (bc *bundleConn) writeControl(id uint32, typ uint16, xid uint32) error {
+func (bc *bulkConn) writeControl(id uint32, typ uint16, xid uint32) error {
 	b := appendOFHeader(nil, openflow15.Type_BundleControl, xid, ofHeaderLen+8)
 	b = binary.BigEndian.AppendUint32(b, id)
 	b = binary.BigEndian.AppendUint16(b, typ)
@@ -298,9 +311,69 @@ func (bc *bundleConn) writeControl(id uint32, typ uint16, xid uint32) error {
 	return err
 }
 
+// multipart sends a request and hands the entries of the reply to entry
+// (called from the reader).
+func (bc *bulkConn) multipart(ctx context.Context, typ uint16, body []byte, entry func([]byte) error) error {
+	deadline, _ := ctx.Deadline()
+	bc.conn.SetWriteDeadline(deadline)
+	bc.mu.Lock()
+	bc.events = bc.events[:0]
+	bc.mu.Unlock()
+	xid := bc.nextXID()
+	var failed error
+	bc.partsMu.Lock()
+	bc.parts = func(x uint32, b []byte) {
+		if x != xid || len(b) < mpHeaderLen || failed != nil {
+			return
+		}
+		more := binary.BigEndian.Uint16(b[2:])&openflow15.OFPMPF_REPLY_MORE != 0
+		for rest := b[mpHeaderLen:]; len(rest) > 0 && failed == nil; {
+			n := int(binary.BigEndian.Uint16(rest))
+			if n < 2 || n > len(rest) {
+				failed = fmt.Errorf("a multipart entry of %d bytes in %d", n, len(rest))
+				break
+			}
+			failed = entry(rest[:n])
+			rest = rest[n:]
+		}
+		if !more {
+			bc.push(event{xid: xid, done: true})
+		}
+	}
+	bc.partsMu.Unlock()
+	stop := func() {
+		bc.partsMu.Lock()
+		bc.parts = nil
+		bc.partsMu.Unlock()
+	}
+	req := appendOFHeader(nil, openflow15.Type_MultiPartRequest, xid, ofHeaderLen+mpHeaderLen+len(body))
+	req = binary.BigEndian.AppendUint16(req, typ)
+	req = append(req, 0, 0, 0, 0, 0, 0)
+	req = append(req, body...)
+	bc.wmu.Lock()
+	_, err := bc.w.Write(req)
+	if err == nil {
+		err = bc.w.Flush()
+	}
+	bc.wmu.Unlock()
+	if err != nil {
+		stop()
+		return err
+	}
+	evs, err := bc.waitFor(ctx, xid)
+	stop() // no part is being read from here on
+	if err != nil {
+		return err
+	}
+	if err := controlError(evs, xid, "answer a multipart request"); err != nil {
+		return err
+	}
+	return failed
+}
+
 // waitFor waits for the reply (or error) to xid and returns every event
 // up to it.
-func (bc *bundleConn) waitFor(ctx context.Context, xid uint32) ([]event, error) {
+func (bc *bulkConn) waitFor(ctx context.Context, xid uint32) ([]event, error) {
 	for {
 		bc.mu.Lock()
 		for i, e := range bc.events {

@@ -1,0 +1,47 @@
+package file
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/switchyard-proxy/switchyard/core/testobj"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// BenchmarkParse reads a synthetic cluster written as YAML documents, as
+// the process benchmark's --file is.
+func BenchmarkParse(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		data := syntheticYAML(b, n)
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				l := Parse("cluster.yaml", data)
+				if len(l.Errors) > 0 || len(l.Services) != n {
+					b.Fatalf("%d services, errors %v", len(l.Services), l.Errors)
+				}
+			}
+		})
+	}
+}
+
+func syntheticYAML(b *testing.B, n int) []byte {
+	c := testobj.Synthetic(n, 10)
+	var buf bytes.Buffer
+	objs := []runtime.Object{c.Node}
+	for i := range c.Services {
+		objs = append(objs, c.Services[i], c.Slices[i])
+	}
+	for _, o := range objs {
+		y, err := yaml.Marshal(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(y)
+	}
+	return buf.Bytes()
+}
