@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -140,9 +141,10 @@ func (o *runOptions) run(ctx context.Context) error {
 	gaps := newGapReporter(o.dataplane, factory.Capabilities())
 	gaps.register(reg)
 
-	// The runner exists only after the tracker it reads; Notify reaches it
-	// through this variable.
-	var run *runner.Runner
+	// The runner exists only after the tracker it reads and the driver;
+	// Notify reaches it through this pointer (a change heard before it
+	// exists is taken by its first full sync anyway).
+	var run atomic.Pointer[runner.Runner]
 	core := &coremetrics.Observer{Metrics: m, Driver: o.dataplane}
 	obs := &observer{Observer: core, events: &events{}} // events once the client exists
 	src, client, err := o.src.newSource(obs)
@@ -156,11 +158,18 @@ func (o *runOptions) run(ctx context.Context) error {
 	tr := tracker.New(tracker.Options{
 		NodeName: o.src.nodeName, Build: bo, Observer: obs, Peers: o.src.peers,
 		Notify: func() {
-			if run != nil {
-				run.Trigger()
+			if r := run.Load(); r != nil {
+				r.Trigger()
 			}
 		},
 	})
+	// The source reads its initial state (the API server's lists, or the
+	// file) while the driver opens the dataplane: at 10k Services each
+	// takes a while.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	started := make(chan error, 1)
+	go func() { started <- src.Start(ctx, tr) }()
 	driver, err := factory.New(ctx, dataplanes.Env{NodeName: o.src.nodeName, Problems: ev})
 	if err != nil {
 		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)
@@ -171,15 +180,16 @@ func (o *runOptions) run(ctx context.Context) error {
 	hc := &health.Services{BindIP: o.healthCheckBindIP, ProxyHealthy: proxyHealth.Healthy}
 	defer hc.Close()
 	p := &pipeline{driver: driver, gaps: gaps, hc: hc}
-	run = runner.New(tr, p, runner.Config{MinSyncPeriod: o.minSyncPeriod, SyncPeriod: o.syncPeriod}, core)
-	proxyHealth.Status = run.Status
+	r := runner.New(tr, p, runner.Config{MinSyncPeriod: o.minSyncPeriod, SyncPeriod: o.syncPeriod}, core)
+	run.Store(r)
+	proxyHealth.Status = r.Status
 
 	klog.InfoS("Starting switchyard", "version", versionString(), "dataplane", o.dataplane, "node", o.src.nodeName)
-	if err := src.Start(ctx, tr); err != nil {
+	if err := <-started; err != nil {
 		return err
 	}
 	if o.once {
-		return run.RunOnce(ctx)
+		return r.RunOnce(ctx)
 	}
 
 	servers, err := startServers(map[string]http.Handler{
@@ -191,7 +201,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	}
 	defer stopServers(servers)
 	owner.arm(ctx, client)
-	run.Run(ctx)
+	r.Run(ctx)
 	if owner.cleanupIfRemoved(driver.Cleanup) {
 		return nil
 	}
