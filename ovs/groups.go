@@ -10,8 +10,13 @@ import "hash/fnv"
 // two slots whose hashes collide may swap after a restart; with 60 000
 // groups about one such pair is expected.)
 type groupAllocator struct {
-	owners map[string]map[string]uint32 // owner -> slot -> id
-	used   map[uint32]bool
+	owners map[string][]slotID // an owner's slots (a service port has a few)
+	used   map[uint32]struct{}
+}
+
+type slotID struct {
+	slot string
+	id   uint32
 }
 
 const (
@@ -21,15 +26,17 @@ const (
 )
 
 func newGroupAllocator() *groupAllocator {
-	return &groupAllocator{owners: map[string]map[string]uint32{}, used: map[uint32]bool{}}
+	return &groupAllocator{owners: map[string][]slotID{}, used: map[uint32]struct{}{}}
 }
 
 func (a *groupAllocator) owns(id uint32) bool { return id >= groupFirst && id <= groupLast }
 
 // id returns the group ID of an owner's slot, choosing it on first use.
 func (a *groupAllocator) id(owner, slot string) uint32 {
-	if id, ok := a.owners[owner][slot]; ok {
-		return id
+	for _, s := range a.owners[owner] {
+		if s.slot == slot {
+			return s.id
+		}
 	}
 	h := fnv.New64a()
 	h.Write([]byte(owner))
@@ -40,27 +47,28 @@ func (a *groupAllocator) id(owner, slot string) uint32 {
 	var id uint32
 	for i := uint64(0); ; i++ {
 		id = groupFirst + uint32((x+i*step)%groupSpan)
-		if !a.used[id] {
+		if _, taken := a.used[id]; !taken {
 			break
 		}
 	}
-	if a.owners[owner] == nil {
-		a.owners[owner] = map[string]uint32{}
-	}
-	a.owners[owner][slot] = id
-	a.used[id] = true
+	a.owners[owner] = append(a.owners[owner], slotID{slot, id})
+	a.used[id] = struct{}{}
 	return id
 }
 
 // keepOnly frees an owner's slots whose IDs are not in keep.
 func (a *groupAllocator) keepOnly(owner string, keep map[uint32]bool) {
-	for slot, id := range a.owners[owner] {
-		if !keep[id] {
-			delete(a.owners[owner], slot)
-			delete(a.used, id)
+	kept := a.owners[owner][:0]
+	for _, s := range a.owners[owner] {
+		if keep[s.id] {
+			kept = append(kept, s)
+		} else {
+			delete(a.used, s.id)
 		}
 	}
-	if len(a.owners[owner]) == 0 {
+	if len(kept) == 0 {
 		delete(a.owners, owner)
+	} else {
+		a.owners[owner] = kept
 	}
 }

@@ -15,9 +15,11 @@ import (
 // the host routes into the bridge, and the ports it DNATs on the node's
 // own addresses (NodePorts, and external IPs that are a node address).
 // Both are reference-counted over service ports, and changes are recorded
-// so a commit touches only what changed.
+// so a commit touches only what changed. A service port's share is worked
+// out from the service port and the node's addresses when needed, not
+// kept.
 type hostModel struct {
-	bySP      map[graph.ServicePortName]hostShare
+	nodeIPs   []netip.Addr // the node addresses the counts were made with
 	frontends map[netip.Addr]int
 	nodePorts map[hostnet.ProtoPort]int
 
@@ -32,8 +34,7 @@ type hostShare struct {
 }
 
 func newHostModel() *hostModel {
-	return &hostModel{bySP: map[graph.ServicePortName]hostShare{}, frontends: map[netip.Addr]int{},
-		nodePorts: map[hostnet.ProtoPort]int{}, touched: map[netip.Addr]bool{}}
+	return &hostModel{frontends: map[netip.Addr]int{}, nodePorts: map[hostnet.ProtoPort]int{}, touched: map[netip.Addr]bool{}}
 }
 
 // shareOf is what a service port asks of the host: its ClusterIPs,
@@ -41,6 +42,9 @@ func newHostModel() *hostModel {
 // that are this node's addresses, whose ports are DNATed like its NodePort.
 func shareOf(sp *graph.ServicePort, nodeIPs []netip.Addr) hostShare {
 	var s hostShare
+	if sp == nil {
+		return s
+	}
 	proto := strings.ToLower(string(sp.Name.Protocol))
 	if sp.NodePort != 0 {
 		s.nodePorts = append(s.nodePorts, hostnet.ProtoPort{Proto: proto, Port: sp.NodePort})
@@ -60,37 +64,43 @@ func shareOf(sp *graph.ServicePort, nodeIPs []netip.Addr) hostShare {
 	return s
 }
 
-// setServicePort replaces what a service port asks (nil: it is gone).
-func (h *hostModel) setServicePort(sp *graph.ServicePort, name graph.ServicePortName, nodeIPs []netip.Addr) {
-	old := h.bySP[name]
-	var cur hostShare
-	if sp != nil {
-		cur = shareOf(sp, nodeIPs)
-		h.bySP[name] = cur
-	} else {
-		delete(h.bySP, name)
-	}
-	for _, ip := range cur.frontends {
+// replace swaps a service port's share (old: what it was, nil when it is
+// new; cur: nil when it is gone).
+func (h *hostModel) replace(old, cur *graph.ServicePort) {
+	was, is := shareOf(old, h.nodeIPs), shareOf(cur, h.nodeIPs)
+	for _, ip := range is.frontends {
 		if h.frontends[ip]++; h.frontends[ip] == 1 {
 			h.touched[ip] = true
 		}
 	}
-	for _, ip := range old.frontends {
+	for _, ip := range was.frontends {
 		if h.frontends[ip]--; h.frontends[ip] == 0 {
 			delete(h.frontends, ip)
 			h.touched[ip] = true
 		}
 	}
-	for _, p := range cur.nodePorts {
+	for _, p := range is.nodePorts {
 		if h.nodePorts[p]++; h.nodePorts[p] == 1 {
 			h.nodePortsChanged = true
 		}
 	}
-	for _, p := range old.nodePorts {
+	for _, p := range was.nodePorts {
 		if h.nodePorts[p]--; h.nodePorts[p] == 0 {
 			delete(h.nodePorts, p)
 			h.nodePortsChanged = true
 		}
+	}
+}
+
+// setNodeIPs recounts every service port's share with the node's new
+// addresses.
+func (h *hostModel) setNodeIPs(ips []netip.Addr, sps map[graph.ServicePortName]*graph.ServicePort) {
+	for _, sp := range sps {
+		h.replace(sp, nil)
+	}
+	h.nodeIPs = slices.Clone(ips)
+	for _, sp := range sps {
+		h.replace(nil, sp)
 	}
 }
 

@@ -63,6 +63,7 @@ func (m *model) setNode(n graph.Node) {
 		return
 	}
 	m.cfg.NodeIPs, m.cfg.PodCIDRs = ips, slices.Clone(n.PodCIDRs)
+	m.host.setNodeIPs(ips, m.sps)
 	m.refreshAll()
 }
 
@@ -150,7 +151,7 @@ func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 	}
 	m.st.alloc.keepOnly(owner, keep)
 	m.st.setOwner(owner, append(append([]*of.Flow{}, res.Flows...), res.Endpoints...), res.Groups)
-	m.host.setServicePort(sp, sp.Name, m.cfg.NodeIPs)
+	m.host.replace(old, sp)
 	m.sps[sp.Name] = sp
 	if res.AffinityClamped {
 		m.clamped[sp.Name] = true
@@ -166,7 +167,7 @@ func (m *model) removeServicePort(n graph.ServicePortName) []graph.Endpoint {
 	old := m.sps[n]
 	m.st.removeOwner(owner)
 	m.st.alloc.keepOnly(owner, nil)
-	m.host.setServicePort(nil, n, m.cfg.NodeIPs)
+	m.host.replace(old, nil)
 	delete(m.sps, n)
 	delete(m.clamped, n)
 	return removedUDP(old, nil)

@@ -34,40 +34,34 @@ type Flow struct {
 	// Goto, when >= 0, continues in that table after the actions.
 	Goto int
 
-	// hashes caches the two numbers a flow's text is needed for — its
-	// cookie and its identity — so the text is rendered once and not kept
-	// (profiling a 10k-Service sync found it rendered six times per flow;
-	// keeping it cost 23 MiB of heap).
-	hashes *flowHashes
-}
-
-type flowHashes struct {
+	// cookie and identity are worked out once, from the flow's encoding
+	// (see ensure); cookie 0: not yet, or the flow cannot be encoded.
 	cookie, identity uint64
-	err              error // the flow cannot be encoded
 }
 
 // ensure encodes the flow once and keeps its cookie and identity: FNV-1a
 // hashes of its OpenFlow encoding (table, priority and match; and for the
 // cookie its instructions too). A flow is immutable once built.
-func (f *Flow) ensure() *flowHashes {
-	if f.hashes == nil {
-		buf := scratch.Get().(*[]byte)
-		b := append((*buf)[:0], f.Table, byte(f.Priority>>8), byte(f.Priority))
-		b = appendMatch(b, f.matches())
-		id := fnv.New64a()
-		id.Write(b)
-		b, err := f.appendInstructions(b)
-		h := &flowHashes{identity: id.Sum64(), err: err}
-		if err == nil {
-			c := fnv.New64a()
-			c.Write(b)
-			h.cookie = CookieTag | CookieKindFlow | c.Sum64()&cookieHashMask
-		}
-		*buf = b
-		scratch.Put(buf)
-		f.hashes = h
+func (f *Flow) ensure() error {
+	if f.cookie != 0 {
+		return nil
 	}
-	return f.hashes
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	b := append((*buf)[:0], f.Table, byte(f.Priority>>8), byte(f.Priority))
+	b = appendMatch(b, f.matches())
+	id := fnv.New64a()
+	id.Write(b)
+	f.identity = id.Sum64()
+	b, err := f.appendInstructions(b)
+	if err != nil {
+		return err
+	}
+	*buf = b
+	c := fnv.New64a()
+	c.Write(b)
+	f.cookie = CookieTag | CookieKindFlow | c.Sum64()&cookieHashMask
+	return nil
 }
 
 // scratch holds buffers for encoding flows to hash them.
@@ -76,7 +70,7 @@ var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }
 // Identity is a hash of what OpenFlow tells flows apart by: table,
 // priority and match. Adding a flow with the identity of an installed one
 // replaces it.
-func (f *Flow) Identity() uint64 { return f.ensure().identity }
+func (f *Flow) Identity() uint64 { f.ensure(); return f.identity }
 
 // render writes the flow without its cookie, as ovs-ofctl reads it.
 func (f *Flow) render() string {
@@ -138,7 +132,7 @@ func (f *Flow) matches() []Match {
 
 // Cookie is the flow's cookie: the tag, the flow kind and a hash of the
 // flow's whole encoding, so equal cookies mean equal flows.
-func (f *Flow) Cookie() uint64 { return f.ensure().cookie }
+func (f *Flow) Cookie() uint64 { f.ensure(); return f.cookie }
 
 // Text renders the flow with its cookie, as `ovs-ofctl add-flows` reads it.
 func (f *Flow) Text() string {

@@ -252,12 +252,11 @@ func (f *Flow) appendInstructions(b []byte) ([]byte, error) {
 
 // AppendFlowAdd appends the message that adds (or replaces) the flow.
 func (f *Flow) AppendFlowAdd(b []byte, xid uint32) ([]byte, error) {
-	h := f.ensure()
-	if h.err != nil {
-		return nil, h.err
+	if err := f.ensure(); err != nil {
+		return nil, err
 	}
 	b, start := appendHeader(b, openflow15.Type_FlowMod, xid)
-	b = appendFlowModHead(b, h.cookie, 0, f.Table, openflow15.FC_ADD, f.Priority)
+	b = appendFlowModHead(b, f.cookie, 0, f.Table, openflow15.FC_ADD, f.Priority)
 	b = appendMatch(b, f.matches())
 	b, err := f.appendInstructions(b)
 	if err != nil {

@@ -80,7 +80,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 			key := endpointsKey(eps)
 			id, seen := bySlotContent[key]
 			if !seen {
-				id = ids(fam.String() + "/" + kind)
+				id = ids(slotName(fam, kind))
 				bySlotContent[key] = id
 			}
 			if !groups[id] {
@@ -209,20 +209,48 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 	return res
 }
 
+// slotName names a service port's endpoint list for its group ID
+// ("IPv4/internal"): literals for the lists the pipeline has, so the
+// allocator that keeps them allocates nothing per service port.
+func slotName(fam graph.IPFamily, kind string) string {
+	v6 := fam == graph.IPv6
+	switch {
+	case kind == "internal" && !v6:
+		return "IPv4/internal"
+	case kind == "internal":
+		return "IPv6/internal"
+	case kind == "external" && !v6:
+		return "IPv4/external"
+	case kind == "external":
+		return "IPv6/external"
+	case kind == "short-circuit" && !v6:
+		return "IPv4/short-circuit"
+	case kind == "short-circuit":
+		return "IPv6/short-circuit"
+	}
+	return fam.String() + "/" + kind
+}
+
 // hashFields select an endpoint by the connection's 5-tuple (see
-// of.Group.HashFields for why not OVS's default dp_hash).
+// of.Group.HashFields for why not OVS's default dp_hash). The lists are
+// shared by every group of a family and protocol.
 func hashFields(fam graph.IPFamily, proto of.IPProto) []of.HashField {
-	fs := []of.HashField{of.HashIPSrc, of.HashIPDst}
+	v6 := 0
 	if fam == graph.IPv6 {
-		fs = []of.HashField{of.HashIPv6Src, of.HashIPv6Dst}
+		v6 = 1
 	}
 	switch proto {
 	case of.ProtoUDP:
-		return append(fs, of.HashUDPSrc, of.HashUDPDst)
+		return hashFieldLists[v6][1]
 	case of.ProtoSCTP:
-		return append(fs, of.HashSCTPSrc, of.HashSCTPDst)
+		return hashFieldLists[v6][2]
 	}
-	return append(fs, of.HashTCPSrc, of.HashTCPDst)
+	return hashFieldLists[v6][0]
+}
+
+var hashFieldLists = [2][3][]of.HashField{
+	{{of.HashIPSrc, of.HashIPDst, of.HashTCPSrc, of.HashTCPDst}, {of.HashIPSrc, of.HashIPDst, of.HashUDPSrc, of.HashUDPDst}, {of.HashIPSrc, of.HashIPDst, of.HashSCTPSrc, of.HashSCTPDst}},
+	{{of.HashIPv6Src, of.HashIPv6Dst, of.HashTCPSrc, of.HashTCPDst}, {of.HashIPv6Src, of.HashIPv6Dst, of.HashUDPSrc, of.HashUDPDst}, {of.HashIPv6Src, of.HashIPv6Dst, of.HashSCTPSrc, of.HashSCTPDst}},
 }
 
 // endpointsKey tells endpoint lists apart: within a service port, equal

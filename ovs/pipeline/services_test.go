@@ -64,3 +64,16 @@ func TestFlowsDoNotGrowWithEndpoints(t *testing.T) {
 		})
 	}
 }
+
+// TestSlotNamesAreStable: a slot's name is part of its group's ID, which
+// must stay the same across versions (a restarted driver adopts groups by
+// ID).
+func TestSlotNamesAreStable(t *testing.T) {
+	for _, fam := range []graph.IPFamily{graph.IPv4, graph.IPv6} {
+		for _, kind := range []string{"internal", "external", "short-circuit"} {
+			if got, want := slotName(fam, kind), fam.String()+"/"+kind; got != want {
+				t.Errorf("slotName(%v, %s) = %q, want %q", fam, kind, got, want)
+			}
+		}
+	}
+}
