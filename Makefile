@@ -95,6 +95,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench RealOVS -benchtime 1x -timeout 30m ./ovs/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x ./hns/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench FullSync -benchtime 1x ./hns/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench Parse -benchmem -benchtime 3x ./core/source/file/ | tee -a $(BIN)/bench.txt
 	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && \
 	SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm \
 		$(GO) test -run '^$$' -bench 'SwitchyardProcess|APIServerAtScale' -benchtime 1x -timeout 30m ./cmd/switchyard/e2e/ | tee -a $(BIN)/bench.txt
