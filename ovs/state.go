@@ -171,28 +171,43 @@ func groupSignature(ids []uint32) uint64 {
 }
 
 // adopt replaces the installed view with what a dump found (flows by
-// cookie, groups by their buckets' IDs), and marks everything for
-// comparison: an unchanged flow or group is left alone.
+// cookie, groups by their buckets' IDs), and marks for comparison what
+// differs from what is wanted: an unchanged flow or group is left alone,
+// and a resync with nothing to repair costs no more than the comparison.
 func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
-	s.installedFlows = map[uint64]bool{}
+	s.installedFlows = make(map[uint64]bool, len(flows))
 	for _, f := range flows {
 		if f.Cookie&of.CookieTagMask == of.CookieTag && !of.IsLearnedCookie(f.Cookie) {
 			s.installedFlows[f.Cookie] = true
-			s.touchedFlows[f.Cookie] = true
+		}
+	}
+	// A desired flow belongs in OVS unless another with its match is
+	// installed in its place (shadowed).
+	wanted := func(c uint64) bool { return s.flows[c] != nil && s.shadowed[c] == 0 }
+	for c := range s.installedFlows {
+		if !wanted(c) {
+			s.touchedFlows[c] = true
 		}
 	}
 	for c := range s.flows {
-		s.touchedFlows[c] = true
+		if wanted(c) != s.installedFlows[c] {
+			s.touchedFlows[c] = true
+		}
 	}
-	s.installedGroups = map[uint32]uint64{}
+	s.installedGroups = make(map[uint32]uint64, len(groups))
 	for _, g := range groups {
 		if s.alloc.owns(g.ID) {
-			s.installedGroups[g.ID] = groupSignature(g.BucketIDs)
-			s.touchedGroups[g.ID] = true
+			sig := groupSignature(g.BucketIDs)
+			s.installedGroups[g.ID] = sig
+			if e := s.groups[g.ID]; e == nil || e.sig != sig {
+				s.touchedGroups[g.ID] = true
+			}
 		}
 	}
 	for id := range s.groups {
-		s.touchedGroups[id] = true
+		if _, ok := s.installedGroups[id]; !ok {
+			s.touchedGroups[id] = true
+		}
 	}
 }
 

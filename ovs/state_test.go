@@ -67,3 +67,84 @@ func cookieOf(b *ofconn.Batch) uint64 {
 	}
 	return b.FlowAdds[0].Cookie()
 }
+
+// After a dump, only what differs from what is wanted is compared and
+// sent: an unchanged bridge costs nothing, a missing flow is added, a
+// stray flow with the tag deleted, a group with other buckets modified, a
+// missing group added.
+func TestAdoptComparesOnlyDifferences(t *testing.T) {
+	flow := func(port uint16) *of.Flow {
+		return &of.Flow{Table: 6, Priority: 200, Goto: -1,
+			Match:   []of.Match{of.EthType(of.EthIPv4), of.IPProto(of.ProtoTCP), of.L4Dst{Proto: of.ProtoTCP, Port: port}},
+			Actions: []of.Action{of.Output(1)}}
+	}
+	group := func(id uint32, port of.Output) *of.Group {
+		return &of.Group{ID: id, Buckets: of.BucketList{{port}}}
+	}
+	f1, f2 := flow(1), flow(2)
+	g1, g2 := group(0x80000001, 1), group(0x80000002, 2)
+	s := newState()
+	s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2})
+	s.pending()
+	s.committed()
+
+	info := func(fs ...*of.Flow) []ofconn.FlowInfo {
+		var out []ofconn.FlowInfo
+		for _, f := range fs {
+			out = append(out, ofconn.FlowInfo{Table: f.Table, Cookie: f.Cookie()})
+		}
+		return out
+	}
+	groups := func(gs ...*of.Group) []ofconn.GroupInfo {
+		var out []ofconn.GroupInfo
+		for _, g := range gs {
+			out = append(out, ofconn.GroupInfo{ID: g.ID, BucketIDs: g.BucketIDs()})
+		}
+		return out
+	}
+	stray := of.CookieTag | of.CookieKindFlow | 42
+	for _, tc := range []struct {
+		name   string
+		flows  []ofconn.FlowInfo
+		groups []ofconn.GroupInfo
+		want   ofconn.Batch
+	}{
+		{"unchanged", info(f1, f2), groups(g1, g2), ofconn.Batch{}},
+		{"a flow missing", info(f1), groups(g1, g2), ofconn.Batch{FlowAdds: []*of.Flow{f2}}},
+		{"a stray flow", append(info(f1, f2), ofconn.FlowInfo{Table: 6, Cookie: stray}), groups(g1, g2),
+			ofconn.Batch{FlowDeletes: []ofconn.CookieMatch{{Cookie: stray, Mask: ^uint64(0)}}}},
+		{"a group changed", info(f1, f2), groups(g1, group(g2.ID, 7)), ofconn.Batch{GroupModifies: []*of.Group{g2}}},
+		{"a group missing", info(f1, f2), groups(g2), ofconn.Batch{GroupAdds: []*of.Group{g1}}},
+	} {
+		s.adopt(tc.flows, tc.groups)
+		if n := len(s.touchedFlows) + len(s.touchedGroups); n != tc.want.Len() {
+			t.Errorf("%s: %d flows and groups to compare, want %d", tc.name, n, tc.want.Len())
+		}
+		got := s.pending()
+		if len(got.FlowAdds) != len(tc.want.FlowAdds) || len(got.FlowDeletes) != len(tc.want.FlowDeletes) ||
+			len(got.GroupAdds) != len(tc.want.GroupAdds) || len(got.GroupModifies) != len(tc.want.GroupModifies) || len(got.GroupDeletes) != 0 {
+			t.Errorf("%s: batch %+v, want %+v", tc.name, got, tc.want)
+		}
+		for i := range got.FlowAdds {
+			if got.FlowAdds[i] != tc.want.FlowAdds[i] {
+				t.Errorf("%s: adds flow %s", tc.name, got.FlowAdds[i].Text())
+			}
+		}
+		for i := range got.FlowDeletes {
+			if got.FlowDeletes[i] != tc.want.FlowDeletes[i] {
+				t.Errorf("%s: deletes %+v", tc.name, got.FlowDeletes[i])
+			}
+		}
+		for i, g := range got.GroupModifies {
+			if g != tc.want.GroupModifies[i] {
+				t.Errorf("%s: modifies group %d", tc.name, g.ID)
+			}
+		}
+		for i, g := range got.GroupAdds {
+			if g != tc.want.GroupAdds[i] {
+				t.Errorf("%s: adds group %d", tc.name, g.ID)
+			}
+		}
+		s.committed()
+	}
+}

@@ -93,12 +93,12 @@ func (p *pipeline) Sync(ctx context.Context, s graph.Snapshot) error {
 	}
 	p.hc.Sync(s)
 	if !p.synced {
-		// The first sync programs everything at once and leaves most of
-		// what it built as garbage (at 10k Services: the OpenFlow
-		// messages of ~120k flows); hand it back to the OS now instead of
-		// carrying it in RSS until the heap grows into it.
+		// The start (the initial lists or the file, decoded) and the first
+		// sync leave most of what they built as garbage; hand it back to
+		// the OS now instead of carrying it in RSS until the heap grows
+		// into it (in the background: the sync is done).
 		p.synced = true
-		debug.FreeOSMemory()
+		go debug.FreeOSMemory()
 	}
 	return nil
 }
