@@ -57,7 +57,8 @@ func (o *Observer) Synced(r runner.Result) {
 	} else {
 		klog.V(2).InfoS("Dataplane synced", "driver", o.Driver, "kind", kind, "servicePorts", r.Changed, "elapsed", r.Duration)
 		o.Metrics.SyncDuration.WithLabelValues(kind).Observe(r.Duration.Seconds())
-		o.Metrics.LastSyncTimestamp.Set(float64(r.Started.Add(r.Duration).Unix()))
+		// Sub-second, as upstream's SetToCurrentTime.
+		o.Metrics.LastSyncTimestamp.Set(float64(r.Started.Add(r.Duration).UnixNano()) / 1e9)
 		o.Metrics.PendingChanges.Set(0)
 		t := now()
 		for _, at := range r.ChangedAt {
