@@ -122,11 +122,7 @@ func (bc *bulkConn) read(r *bufio.Reader) {
 		}
 		switch typ {
 		case openflow15.Type_EchoRequest:
-			bc.wmu.Lock()
-			bc.w.Write(appendOFHeader(nil, openflow15.Type_EchoReply, xid, ofHeaderLen+len(body)))
-			bc.w.Write(body)
-			bc.w.Flush()
-			bc.wmu.Unlock()
+			bc.send(appendOFHeader(nil, openflow15.Type_EchoReply, xid, ofHeaderLen+len(body)), body)
 		case openflow15.Type_Error:
 			if len(body) >= 4 {
 				bc.push(event{xid: xid, isError: true, errType: binary.BigEndian.Uint16(body), errCode: binary.BigEndian.Uint16(body[2:])})
@@ -185,7 +181,7 @@ func (bc *bulkConn) transact(ctx context.Context, b *Batch, beforeCommit func())
 
 	bc.wmu.Lock()
 	openXID := bc.nextXID()
-	err := bc.writeControl(id, openflow15.OFPBCT_OPEN_REQUEST, openXID)
+	_, err := bc.w.Write(controlMessage(id, openflow15.OFPBCT_OPEN_REQUEST, openXID))
 	first := bc.xid + 1
 	var buf []byte
 	for i := 0; i < b.Len() && err == nil; i++ {
@@ -207,7 +203,7 @@ func (bc *bulkConn) transact(ctx context.Context, b *Batch, beforeCommit func())
 	}
 	closeXID := bc.nextXID()
 	if err == nil {
-		err = bc.writeControl(id, openflow15.OFPBCT_CLOSE_REQUEST, closeXID)
+		_, err = bc.w.Write(controlMessage(id, openflow15.OFPBCT_CLOSE_REQUEST, closeXID))
 	}
 	if err == nil {
 		err = bc.w.Flush()
@@ -237,13 +233,7 @@ func (bc *bulkConn) transact(ctx context.Context, b *Batch, beforeCommit func())
 		beforeCommit()
 	}
 	commitXID := bc.nextXID()
-	bc.wmu.Lock()
-	err = bc.writeControl(id, openflow15.OFPBCT_COMMIT_REQUEST, commitXID)
-	if err == nil {
-		err = bc.w.Flush()
-	}
-	bc.wmu.Unlock()
-	if err != nil {
+	if err := bc.send(controlMessage(id, openflow15.OFPBCT_COMMIT_REQUEST, commitXID)); err != nil {
 		return fmt.Errorf("sending the bundle commit: %w", err)
 	}
 	evs, err = bc.waitFor(ctx, commitXID)
@@ -291,24 +281,29 @@ func controlError(evs []event, xid uint32, what string) error {
 // bundle with the connection anyway).
 func (bc *bulkConn) discard(ctx context.Context, id uint32) {
 	xid := bc.nextXID()
-	bc.wmu.Lock()
-	err := bc.writeControl(id, openflow15.OFPBCT_DISCARD_REQUEST, xid)
-	if err == nil {
-		err = bc.w.Flush()
-	}
-	bc.wmu.Unlock()
-	if err == nil {
+	if bc.send(controlMessage(id, openflow15.OFPBCT_DISCARD_REQUEST, xid)) == nil {
 		bc.waitFor(ctx, xid)
 	}
 }
 
-func (bc *bulkConn) writeControl(id uint32, typ uint16, xid uint32) error {
+// controlMessage is a bundle control message.
+func controlMessage(id uint32, typ uint16, xid uint32) []byte {
 	b := appendOFHeader(nil, openflow15.Type_BundleControl, xid, ofHeaderLen+8)
 	b = binary.BigEndian.AppendUint32(b, id)
 	b = binary.BigEndian.AppendUint16(b, typ)
-	b = binary.BigEndian.AppendUint16(b, bundleFlags)
-	_, err := bc.w.Write(b)
-	return err
+	return binary.BigEndian.AppendUint16(b, bundleFlags)
+}
+
+// send writes messages and flushes them.
+func (bc *bulkConn) send(msgs ...[]byte) error {
+	bc.wmu.Lock()
+	defer bc.wmu.Unlock()
+	for _, m := range msgs {
+		if _, err := bc.w.Write(m); err != nil {
+			return err
+		}
+	}
+	return bc.w.Flush()
 }
 
 // multipart sends a request and hands the entries of the reply to entry
@@ -350,13 +345,7 @@ func (bc *bulkConn) multipart(ctx context.Context, typ uint16, body []byte, entr
 	req = binary.BigEndian.AppendUint16(req, typ)
 	req = append(req, 0, 0, 0, 0, 0, 0)
 	req = append(req, body...)
-	bc.wmu.Lock()
-	_, err := bc.w.Write(req)
-	if err == nil {
-		err = bc.w.Flush()
-	}
-	bc.wmu.Unlock()
-	if err != nil {
+	if err := bc.send(req); err != nil {
 		stop()
 		return err
 	}

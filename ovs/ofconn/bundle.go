@@ -91,24 +91,13 @@ func (c *Conn) Commit(ctx context.Context, b *Batch, beforeCommit func()) error 
 	if b.Len() == 0 {
 		return nil
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, commitTimeout)
-		defer cancel()
-	}
-	c.bulkMu.Lock()
-	defer c.bulkMu.Unlock()
-	bc, err := c.bulkConn(ctx)
-	if err != nil {
-		return err
-	}
-	if err := bc.transact(ctx, b, beforeCommit); err != nil {
+	err := c.onBulk(ctx, commitTimeout, func(ctx context.Context, bc *bulkConn) error {
+		return bc.transact(ctx, b, beforeCommit)
+	}, func(err error) bool {
 		var refused *RefusedError
-		if !errors.As(err, &refused) {
-			// The connection's state is unknown: the next commit dials anew.
-			bc.close()
-			c.bulk = nil
-		}
+		return errors.As(err, &refused) // discarded: the connection is fine
+	})
+	if err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -119,7 +108,33 @@ func (c *Conn) Commit(ctx context.Context, b *Batch, beforeCommit func()) error 
 	return nil
 }
 
-// bulkConn returns the open bundle connection, dialling one if needed.
+// onBulk runs f on the bulk connection (dialled if needed), one caller at
+// a time, within timeout when ctx has no deadline. A failure that harmless
+// does not accept drops the connection: its state is unknown, and the next
+// caller dials anew.
+func (c *Conn) onBulk(ctx context.Context, timeout time.Duration, f func(context.Context, *bulkConn) error, harmless func(error) bool) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	c.bulkMu.Lock()
+	defer c.bulkMu.Unlock()
+	bc, err := c.bulkConn(ctx)
+	if err != nil {
+		return err
+	}
+	if err := f(ctx, bc); err != nil {
+		if harmless == nil || !harmless(err) {
+			bc.close()
+			c.bulk = nil
+		}
+		return err
+	}
+	return nil
+}
+
+// bulkConn returns the open bulk connection, dialling one if needed.
 func (c *Conn) bulkConn(ctx context.Context) (*bulkConn, error) {
 	if c.bulk != nil && !c.bulk.broken() {
 		return c.bulk, nil

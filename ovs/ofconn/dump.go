@@ -94,20 +94,10 @@ func (c *Conn) DumpGroups(ctx context.Context) ([]GroupInfo, error) {
 // multipart sends a multipart request and hands every entry of every
 // part of the reply (each starts with its 16-bit length) to entry.
 func (c *Conn) multipart(ctx context.Context, typ uint16, body []byte, entry func([]byte) error) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, dumpTimeout)
-		defer cancel()
-	}
-	c.bulkMu.Lock()
-	defer c.bulkMu.Unlock()
-	bc, err := c.bulkConn(ctx)
+	err := c.onBulk(ctx, dumpTimeout, func(ctx context.Context, bc *bulkConn) error {
+		return bc.multipart(ctx, typ, body, entry)
+	}, nil)
 	if err != nil {
-		return err
-	}
-	if err := bc.multipart(ctx, typ, body, entry); err != nil {
-		bc.close()
-		c.bulk = nil
 		return fmt.Errorf("dump: %w", err)
 	}
 	return nil
