@@ -1,9 +1,10 @@
-// Package ofconn is the driver's OpenFlow 1.5 connection to one bridge,
-// on top of ofnet's ofctrl: it reconnects forever, reports every
-// (re)connection so the driver can reconcile, sends all changes as atomic
-// bundles (ofnet only reports errors for bundles), dumps the driver's own
-// flows and groups with its own multipart requests, and hands packet-ins
-// to a bounded queue so the receive loop never blocks.
+// Package ofconn is the driver's OpenFlow 1.5 connection to one bridge:
+// ofnet's ofctrl connection, which reconnects forever, reports every
+// (re)connection so the driver can reconcile, sends packet-outs and hands
+// packet-ins to a bounded queue so the receive loop never blocks; and a
+// bulk connection of its own (bulkconn.go) that sends every change as one
+// atomic bundle in large writes and dumps the driver's flows and groups,
+// read from the wire.
 package ofconn
 
 import (
@@ -49,8 +50,7 @@ type Conn struct {
 	mu        sync.Mutex
 	sw        *ofctrl.OFSwitch
 	ready     chan struct{} // closed while connected
-	waiters   map[uint32]chan *openflow15.MultipartReply
-	connected int // number of connections so far
+	connected int           // number of connections so far
 	stats     Stats
 
 	bulkMu sync.Mutex // one bundle or dump at a time
@@ -67,7 +67,6 @@ func Dial(socket string, h Handler) *Conn {
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		ready:   make(chan struct{}),
-		waiters: map[uint32]chan *openflow15.MultipartReply{},
 	}
 	c.ctrl = ofctrl.NewController(&app{c})
 	go c.connectLoop()
@@ -209,10 +208,6 @@ func (a *app) SwitchDisconnected(sw *ofctrl.OFSwitch) {
 		c.sw = nil
 		c.ready = make(chan struct{})
 	}
-	for xid, w := range c.waiters {
-		close(w)
-		delete(c.waiters, xid)
-	}
 	c.mu.Unlock()
 	klog.InfoS("Lost the bridge connection; reconnecting", "socket", c.socket)
 }
@@ -227,15 +222,7 @@ func (a *app) PacketRcvd(_ *ofctrl.OFSwitch, pkt *ofctrl.PacketIn) {
 	}
 }
 
-func (a *app) MultipartReply(_ *ofctrl.OFSwitch, rep *openflow15.MultipartReply) {
-	c := a.c
-	c.mu.Lock()
-	w := c.waiters[rep.Xid]
-	c.mu.Unlock()
-	if w != nil {
-		w <- rep // buffered generously; see dump
-	}
-}
+func (a *app) MultipartReply(*ofctrl.OFSwitch, *openflow15.MultipartReply) {}
 
 func (a *app) FlowGraphEnabledOnSwitch() bool        { return false }
 func (a *app) TLVMapEnabledOnSwitch() bool           { return false }
