@@ -1,6 +1,7 @@
 package testobj
 
 import (
+	"bytes"
 	"fmt"
 	"net/netip"
 
@@ -68,6 +69,27 @@ func (c Cluster) Feed(s Sink) {
 	for _, sl := range c.Slices {
 		s.UpsertEndpointSlice(sl)
 	}
+}
+
+// File writes the cluster as a --file holds it: the Node, then each
+// Service and its slice, as documents marshalled by marshal (YAML or
+// JSON) and separated by "---" lines.
+func (c Cluster) File(marshal func(any) ([]byte, error)) ([]byte, error) {
+	var buf bytes.Buffer
+	objs := []any{c.Node}
+	for i := range c.Services {
+		objs = append(objs, c.Services[i], c.Slices[i])
+	}
+	for _, o := range objs {
+		doc, err := marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString("---\n")
+		buf.Write(doc)
+		buf.WriteString("\n")
+	}
+	return buf.Bytes(), nil
 }
 
 // Sink is the part of source.Sink Feed needs.

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -60,24 +58,13 @@ func BenchmarkSwitchyardProcessJSON(b *testing.B) {
 }
 
 func processScenario(b *testing.B, n int, marshal func(any) ([]byte, error)) {
-	c := testobj.Synthetic(n, 10)
-	var buf bytes.Buffer
-	objs := []runtime.Object{c.Node}
-	for i := range c.Services {
-		objs = append(objs, c.Services[i], c.Slices[i])
-	}
-	for _, o := range objs {
-		y, err := marshal(o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		buf.WriteString("---\n")
-		buf.Write(y)
-		buf.WriteString("\n")
+	data, err := testobj.Synthetic(n, 10).File(marshal)
+	if err != nil {
+		b.Fatal(err)
 	}
 	dir := b.TempDir()
 	file := filepath.Join(dir, "cluster.yaml")
-	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(file, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
 	// A node of its own (the synthetic cluster's node-0), switchyard on it.

@@ -1,12 +1,10 @@
 package file
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
 
 	"github.com/switchyard-proxy/switchyard/core/testobj"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -29,19 +27,9 @@ func BenchmarkParse(b *testing.B) {
 }
 
 func syntheticYAML(b *testing.B, n int) []byte {
-	c := testobj.Synthetic(n, 10)
-	var buf bytes.Buffer
-	objs := []runtime.Object{c.Node}
-	for i := range c.Services {
-		objs = append(objs, c.Services[i], c.Slices[i])
+	data, err := testobj.Synthetic(n, 10).File(yaml.Marshal)
+	if err != nil {
+		b.Fatal(err)
 	}
-	for _, o := range objs {
-		y, err := yaml.Marshal(o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		buf.WriteString("---\n")
-		buf.Write(y)
-	}
-	return buf.Bytes()
+	return data
 }
