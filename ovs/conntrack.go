@@ -22,21 +22,17 @@ func (d *Driver) flushUDP(ctx context.Context, eps []graph.Endpoint) {
 	if len(eps) == 0 {
 		return
 	}
-	ctl, err := vswitchdControl(d.opts.RunDir)
-	if err != nil {
-		klog.ErrorS(err, "Cannot flush conntrack entries of removed UDP endpoints")
-		return
-	}
 	for _, e := range eps {
 		ipField := "ct_nw_src"
 		if e.IP.Is6() {
 			ipField = "ct_ipv6_src"
 		}
 		reply := fmt.Sprintf("%s=%s,ct_nw_proto=17,ct_tp_src=%d", ipField, e.IP, e.Port)
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := unixctl(cctx, ctl, "dpctl/flush-conntrack", fmt.Sprintf("zone=%d", d.opts.CtZone), "", reply)
-		cancel()
-		if err != nil {
+		deadline := time.Now().Add(5 * time.Second)
+		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+			deadline = dl
+		}
+		if _, err := d.ctl.call(deadline, "dpctl/flush-conntrack", fmt.Sprintf("zone=%d", d.opts.CtZone), "", reply); err != nil {
 			klog.ErrorS(err, "Flushing conntrack entries failed", "endpoint", e.String())
 			continue
 		}

@@ -51,6 +51,7 @@ type Driver struct {
 	mtu        int
 	reported   map[string]bool // problems said once
 	settler    settler         // the revalidator wait, armed before each commit
+	ctl        ctlConn         // ovs-vswitchd's control socket: pokes, purges, conntrack flushes
 	// The last non-empty commit: until OVS confirmed the bundle, and
 	// until its revalidators had run (settle). Read by benchmarks.
 	lastCommit, lastSettle time.Duration
@@ -105,6 +106,7 @@ func openDriver(ctx context.Context, o Options) (*Driver, error) {
 		model:    newModel(cfg, o.Encap != EncapNone),
 		reported: map[string]bool{},
 		settler:  newSettler(o.RunDir),
+		ctl:      ctlConn{runDir: o.RunDir},
 	}, nil
 }
 
@@ -140,7 +142,9 @@ func (d *Driver) start(ctx context.Context) error {
 		default:
 		}
 	})
-	if err := d.settler.dial(); err != nil {
+	// Opened ahead of the first change (a new connection is read by OVS a
+	// main-loop pass later, see settler).
+	if err := errors.Join(d.settler.waitConn.open(), d.ctl.open()); err != nil {
 		klog.InfoS("Could not open ovs-vswitchd's control socket; will retry with the first change", "err", err)
 	}
 	d.started = true
@@ -304,9 +308,9 @@ func (d *Driver) commitFlowsLocked(ctx context.Context) error {
 		err := armErr
 		switch {
 		case purge:
-			err = d.settler.purge(ctx)
+			_, err = d.ctl.call(settleDeadline(ctx), "revalidator/purge")
 		case err == nil:
-			err = d.settler.wait(ctx)
+			err = d.settler.wait(ctx, &d.ctl)
 		}
 		if err != nil {
 			klog.InfoS("Could not make sure the datapath took the new flows; cached datapath flows may serve the old state briefly", "err", err)
@@ -478,6 +482,7 @@ func (d *Driver) Close() error {
 			<-d.watched
 		}
 		d.settler.close()
+		d.ctl.close()
 		d.db.Close()
 		d.host.Close()
 		d.lock.release()

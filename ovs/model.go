@@ -42,6 +42,7 @@ func newModel(cfg pipeline.Config, overlay bool) *model {
 		sps:     map[graph.ServicePortName]*graph.ServicePort{},
 		clamped: map[graph.ServicePortName]bool{},
 	}
+	m.host.nodeIPs = slices.Clone(cfg.NodeIPs) // the configured ones (--ovs-node-ips), if any
 	m.refreshStatic()
 	return m
 }

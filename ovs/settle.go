@@ -2,10 +2,7 @@ package ovs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
 	"time"
 )
 
@@ -51,13 +48,11 @@ import (
 // (they are translated anew from the new tables on their next packet)
 // and answers once it has, which is exact.
 type settler struct {
-	waitConn, poke ctlConn
-	armed          bool
+	waitConn ctlConn // the wait request's own: it holds its answer back
+	armed    bool
 }
 
-func newSettler(runDir string) settler {
-	return settler{waitConn: ctlConn{runDir: runDir}, poke: ctlConn{runDir: runDir}}
-}
+func newSettler(runDir string) settler { return settler{waitConn: ctlConn{runDir: runDir}} }
 
 const (
 	purgeAbove    = 1024 // messages
@@ -66,9 +61,6 @@ const (
 	pokeEvery     = time.Millisecond
 	pokeEveryMax  = 4 * time.Millisecond
 )
-
-// dial opens both connections ahead of the first wait.
-func (s *settler) dial() error { return errors.Join(s.waitConn.open(), s.poke.open()) }
 
 // arm sends the wait request; wait reads its answer.
 func (s *settler) arm() error {
@@ -83,18 +75,17 @@ func (s *settler) arm() error {
 }
 
 // wait reads the armed request's answer (at most settleTimeout), poking
-// the main loop while it is due.
-func (s *settler) wait(ctx context.Context) error {
+// the main loop over poke while it is due.
+func (s *settler) wait(ctx context.Context, poke *ctlConn) error {
 	if !s.armed {
 		return errors.New("revalidator wait not armed")
 	}
 	s.armed = false
-	deadline := time.Now().Add(settleTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
 	answered := make(chan error, 1)
-	go func() { answered <- s.waitConn.recv(deadline) }()
+	go func() {
+		_, err := s.waitConn.recv(settleDeadline(ctx))
+		answered <- err
+	}()
 	every := pokeEvery
 	t := time.NewTimer(pokeFirst)
 	defer t.Stop()
@@ -104,25 +95,21 @@ func (s *settler) wait(ctx context.Context) error {
 			return err
 		case <-t.C:
 			// A failed poke only costs the answer's promptness.
-			if err := s.poke.send("version"); err == nil {
-				s.poke.recv(time.Now().Add(time.Second))
-			}
+			poke.call(time.Now().Add(time.Second), "version")
 			t.Reset(every)
 			every = min(2*every, pokeEveryMax)
 		}
 	}
 }
 
-// purge drops every datapath flow (after a large bundle, see settler).
-func (s *settler) purge(ctx context.Context) error {
+// settleDeadline is when a settle gives up: settleTimeout, or ctx's
+// deadline if sooner.
+func settleDeadline(ctx context.Context) time.Time {
 	deadline := time.Now().Add(settleTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	if err := s.poke.send("revalidator/purge"); err != nil {
-		return err
-	}
-	return s.poke.recv(deadline)
+	return deadline
 }
 
 // disarm forgets an armed request whose commit failed (its answer would
@@ -134,79 +121,4 @@ func (s *settler) disarm() {
 	}
 }
 
-func (s *settler) close() {
-	s.waitConn.close()
-	s.poke.close()
-}
-
-// ctlConn is a connection to ovs-vswitchd's control socket kept open
-// between requests. Any failure closes it; the next request dials again
-// (ovs-vswitchd may have restarted with a new control socket).
-type ctlConn struct {
-	runDir string
-	conn   net.Conn
-	dec    *json.Decoder
-	id     int
-}
-
-func (c *ctlConn) open() error {
-	if c.conn != nil {
-		return nil
-	}
-	ctl, err := vswitchdControl(c.runDir)
-	if err != nil {
-		return err
-	}
-	conn, err := net.DialTimeout("unix", ctl, 2*time.Second)
-	if err != nil {
-		return err
-	}
-	c.conn, c.dec = conn, json.NewDecoder(conn)
-	return nil
-}
-
-// send writes a request; a kept connection that turns out dead gets one
-// more try on a new one.
-func (c *ctlConn) send(method string) error {
-	for try := 0; ; try++ {
-		fresh := c.conn == nil
-		if err := c.open(); err != nil {
-			return err
-		}
-		c.id++
-		c.conn.SetWriteDeadline(time.Now().Add(2 * time.Second))
-		err := json.NewEncoder(c.conn).Encode(unixctlRequest{ID: c.id, Method: method, Params: []string{}})
-		if err == nil {
-			return nil
-		}
-		c.close()
-		if fresh || try > 0 {
-			return err
-		}
-	}
-}
-
-// recv reads the answer to the last request.
-func (c *ctlConn) recv(deadline time.Time) error {
-	if c.conn == nil {
-		return errors.New("no control connection")
-	}
-	c.conn.SetReadDeadline(deadline)
-	var reply unixctlReply
-	if err := c.dec.Decode(&reply); err != nil {
-		c.close()
-		return fmt.Errorf("ovs-vswitchd control socket: %w", err)
-	}
-	if reply.ID != c.id || reply.Error != nil {
-		c.close()
-		return fmt.Errorf("ovs-vswitchd control socket: unexpected reply %+v", reply)
-	}
-	return nil
-}
-
-func (c *ctlConn) close() {
-	if c.conn != nil {
-		c.conn.Close()
-	}
-	c.conn, c.dec = nil, nil
-}
+func (s *settler) close() { s.waitConn.close() }

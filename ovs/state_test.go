@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
@@ -147,4 +149,39 @@ func TestAdoptComparesOnlyDifferences(t *testing.T) {
 		}
 		s.committed()
 	}
+}
+
+// The host's share of a service port follows the node's addresses: an
+// external IP that is the node's own is DNATed on the node (a port), not
+// routed into the bridge — with --ovs-node-ips from the start, and after
+// the node's addresses change.
+func TestHostShareFollowsNodeIPs(t *testing.T) {
+	nodeIP, other := netip.MustParseAddr("192.168.100.10"), netip.MustParseAddr("192.168.100.20")
+	opts := testOptions()
+	cfg, err := opts.pipelineConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.NodeIPs = []netip.Addr{nodeIP}
+	m := newModel(cfg, false)
+	sp := &graph.ServicePort{Name: graph.ServicePortName{Namespace: "ns", Name: "web", Protocol: graph.TCP},
+		ClusterIPs: []netip.Addr{netip.MustParseAddr("10.96.0.10")}, Port: 80, ExternalIPs: []netip.Addr{nodeIP}}
+	m.setServicePort(sp)
+	check := func(when string, dnated bool) {
+		t.Helper()
+		routed := m.host.frontends[nodeIP] > 0
+		port := m.host.nodePorts[hostnet.ProtoPort{Proto: "tcp", Port: 80}] > 0
+		if routed == dnated || port != dnated {
+			t.Errorf("%s: %s routed %v, port 80 DNATed %v", when, nodeIP, routed, port)
+		}
+		if m.host.frontends[sp.ClusterIPs[0]] != 1 {
+			t.Errorf("%s: the ClusterIP is counted %d times", when, m.host.frontends[sp.ClusterIPs[0]])
+		}
+	}
+	check("configured node IP", true)
+	m.setNode(graph.Node{Name: "n", IPs: []netip.Addr{nodeIP}})
+	check("the same node IP again", true)
+	m.nodeIPs = nil // addresses from the Node object from here on
+	m.setNode(graph.Node{Name: "n", IPs: []netip.Addr{other}})
+	check("another node IP", false)
 }

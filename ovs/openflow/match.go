@@ -164,8 +164,8 @@ func (c CtState) Text() string {
 	return s
 }
 
-// ctStateBits are the NXM ct_state bits of each flag (OVS's
-// CS_NEW.. order: new, est, rel, rpl, inv, trk).
+// CtFlags are in OVS's ct_state bit order (CS_NEW, CS_ESTABLISHED, ...,
+// CS_TRACKED), so the flags are the NXM value and mask as they are.
 func (c CtState) wire(b []byte) []byte {
 	return appendOXM32Masked(b, fieldCtState, uint32(c.Set), uint32(c.Set|c.Unset))
 }
