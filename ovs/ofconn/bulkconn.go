@@ -194,11 +194,11 @@ func (bc *bulkConn) transact(ctx context.Context, b *Batch, beforeCommit func())
 			err = fmt.Errorf("encoding %s: %w", b.describe(i), err)
 			break
 		}
-		binary.BigEndian.PutUint16(buf[2:], uint16(len(buf)))
 		if len(buf) > 0xffff {
 			err = fmt.Errorf("%s: %d bytes, more than an OpenFlow message holds", b.describe(i), len(buf))
 			break
 		}
+		binary.BigEndian.PutUint16(buf[2:], uint16(len(buf)))
 		_, err = bc.w.Write(buf)
 	}
 	closeXID := bc.nextXID()
