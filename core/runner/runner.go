@@ -212,6 +212,14 @@ func (r *Runner) attempt(ctx context.Context, full bool) (err error) {
 		r.tracker.Commit(b)
 		res.ChangedAt = b.ChangedAt
 		r.inFlight = time.Time{}
+		// A trigger that came after this attempt began but whose change
+		// the batch already carried leaves nothing to do: it must not
+		// stay queued (health would report a change waiting until the
+		// next full sync). Checked under r.mu: a change the tracker takes
+		// after this check triggers again once r.mu is released.
+		if !r.tracker.HasPending() {
+			r.queued = time.Time{}
+		}
 		r.status.LastSuccess, r.status.LastError, r.status.Failures = start, nil, 0
 	} else {
 		r.status.LastError = err

@@ -287,3 +287,33 @@ func TestRunOnce(t *testing.T) {
 		t.Fatal("RunOnce did not commit")
 	}
 }
+
+// triggeringApplier is a driver during whose sync a change arrives that
+// the sync's batch already carries (its trigger comes late).
+type triggeringApplier struct{ run *Runner }
+
+func (a *triggeringApplier) Sync(context.Context, graph.Snapshot) error { a.run.Trigger(); return nil }
+func (a *triggeringApplier) Apply(context.Context, graph.Delta) error   { a.run.Trigger(); return nil }
+
+// A trigger whose change an attempt already applied does not leave the
+// runner reporting a change waiting (health would show it queued, and
+// /healthz fail, until the next full sync).
+func TestLateTriggerOfAnAppliedChangeIsNotQueued(t *testing.T) {
+	tr := tracker.New(tracker.Options{NodeName: "node-1"})
+	tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", v1.ProtocolTCP, 80, 8080)))
+	a := &triggeringApplier{}
+	r := New(tr, a, Config{}, nil)
+	a.run = r
+	if err := r.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Status(); !st.QueuedSince.IsZero() {
+		t.Fatalf("nothing is pending, yet a change is reported queued since %v", st.QueuedSince)
+	}
+	// A change that is really pending stays queued.
+	tr.UpsertService(Service("ns", "api", ClusterIPs("10.96.0.11"), Port("http", v1.ProtocolTCP, 80, 8080)))
+	r.Trigger()
+	if st := r.Status(); st.QueuedSince.IsZero() {
+		t.Fatal("a pending change is not reported queued")
+	}
+}
