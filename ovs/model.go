@@ -215,7 +215,7 @@ func (m *model) sync(s graph.Snapshot) []graph.Endpoint {
 		}
 	}
 	var stale []graph.Endpoint
-	wantSP := map[graph.ServicePortName]bool{}
+	wantSP := make(map[graph.ServicePortName]bool, len(s.ServicePorts))
 	for _, sp := range s.ServicePorts {
 		wantSP[sp.Name] = true
 		if old := m.sps[sp.Name]; old == nil || !graph.Equal(old, sp) {

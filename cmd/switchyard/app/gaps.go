@@ -48,7 +48,7 @@ func (g *gapReporter) register(reg metrics.KubeRegistry) {
 }
 
 func (g *gapReporter) sync(s graph.Snapshot) {
-	seen := map[graph.ServicePortName]bool{}
+	seen := make(map[graph.ServicePortName]bool, len(s.ServicePorts))
 	for _, sp := range s.ServicePorts {
 		seen[sp.Name] = true
 		g.set(sp)

@@ -58,11 +58,11 @@ func (s *Services) Sync(snap graph.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
-	touched := map[serviceKey]bool{}
+	touched := make(map[serviceKey]bool, len(s.ports))
 	for k := range s.ports {
 		touched[k] = true
 	}
-	s.ports = map[serviceKey]map[graph.ServicePortName]portState{}
+	s.ports = make(map[serviceKey]map[graph.ServicePortName]portState, len(s.ports))
 	for _, sp := range snap.ServicePorts {
 		s.set(sp)
 		touched[keyOf(sp.Name)] = true
