@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"maps"
 	"slices"
 	"strings"
@@ -165,10 +166,10 @@ func (s Step) feed(tr *tracker.Tracker) {
 		tr.UpsertNode(n.DeepCopy())
 	}
 	for _, svc := range s.objects.Services {
-		tr.UpsertService(svc.DeepCopy())
+		tr.UpsertService(object.ServiceOf(svc.DeepCopy()))
 	}
 	for _, sl := range s.objects.Slices {
-		tr.UpsertEndpointSlice(sl.DeepCopy())
+		tr.UpsertEndpointSlice(object.EndpointSliceOf(sl.DeepCopy()))
 	}
 	for _, d := range s.deletes {
 		switch d.kind {

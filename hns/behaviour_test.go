@@ -2,6 +2,7 @@ package hns_test
 
 import (
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"net/netip"
 	"strings"
 	"testing"
@@ -25,10 +26,10 @@ func lbCalls(c map[string]int) map[string]int {
 }
 
 func twoServices(w *world) {
-	w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30080)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), remote("10.244.2.7")))
-	w.tr.UpsertService(Service("ns", "other", ClusterIPs("10.96.0.11"), Port("http", tcp, 80, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6")))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30080))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), remote("10.244.2.7"))))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "other", ClusterIPs("10.96.0.11"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"))))
 }
 
 func TestOneEndpointChangeCalls(t *testing.T) {
@@ -48,7 +49,7 @@ func TestOneEndpointChangeCalls(t *testing.T) {
 			twoServices(w)
 			w.mustSync()
 			w.sim.ResetCalls()
-			w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7")))
+			w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7"))))
 			w.mustApply()
 			got := lbCalls(w.sim.Calls())
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
@@ -64,7 +65,7 @@ func TestOneEndpointChangeCalls(t *testing.T) {
 		twoServices(w)
 		w.mustSync()
 		w.sim.ResetCalls()
-		w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5")))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5"))))
 		w.mustApply()
 		if got := w.sim.Calls(); got["UpdateLoadBalancer"] != 1 || len(lbCalls(got)) != 1 {
 			t.Fatalf("calls %v, want one UpdateLoadBalancer", got)
@@ -87,7 +88,7 @@ func TestRestartAdoptsWithoutCalls(t *testing.T) {
 		t.Fatalf("%d load balancers after the restart, %d before", w.sim.LoadBalancerCount(), before)
 	}
 	// A change after the restart modifies what was adopted.
-	w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5")))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5"))))
 	w.mustApply()
 	if w.sim.LoadBalancerCount() != before {
 		t.Fatalf("%d load balancers after a change, %d before: the adopted one was duplicated", w.sim.LoadBalancerCount(), before)
@@ -104,8 +105,8 @@ func TestForeignObjectsAreNeverTouched(t *testing.T) {
 	}
 	// A service whose frontend collides with the foreign load balancer, and
 	// one that does not.
-	w.tr.UpsertService(Service("ns", "clash", ClusterIPs("10.96.99.99"), Port("http", tcp, 80, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "clash-1", "clash", v4, SlicePort("http", tcp, 8080), local("10.244.1.6")))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "clash", ClusterIPs("10.96.99.99"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "clash-1", "clash", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"))))
 	twoServices(w)
 	if err := w.sync(); err != nil {
 		t.Fatalf("a frontend another component holds failed the whole sync: %v", err)
@@ -158,7 +159,7 @@ func TestHNSRestartIsRetriedWithoutDuplicates(t *testing.T) {
 	twoServices(w)
 	w.mustSync()
 	w.sim.Restart(4)
-	w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5")))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5"))))
 	tries := 0
 	for w.apply() != nil {
 		if tries++; tries > 10 {
@@ -176,8 +177,8 @@ func TestHNSRestartIsRetriedWithoutDuplicates(t *testing.T) {
 func TestStaleLoadBalancersDeletedInBoundedSteps(t *testing.T) {
 	w := newWorld(t, hnssim.Windows2022, "L2Bridge")
 	for i := range 30 {
-		w.tr.UpsertService(Service("ns", fmt.Sprintf("s%d", i), ClusterIPs(fmt.Sprintf("10.96.1.%d", i+1)), Port("http", tcp, 80, 0)))
-		w.tr.UpsertEndpointSlice(Slice("ns", fmt.Sprintf("s%d-1", i), fmt.Sprintf("s%d", i), v4, SlicePort("http", tcp, 8080), local("10.244.1.5")))
+		w.tr.UpsertService(object.ServiceOf(Service("ns", fmt.Sprintf("s%d", i), ClusterIPs(fmt.Sprintf("10.96.1.%d", i+1)), Port("http", tcp, 80, 0))))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", fmt.Sprintf("s%d-1", i), fmt.Sprintf("s%d", i), v4, SlicePort("http", tcp, 8080), local("10.244.1.5"))))
 	}
 	w.mustSync()
 	// The services go while switchyard is down.
@@ -202,8 +203,8 @@ func TestLimits(t *testing.T) {
 		for i := range 70 {
 			opts = append(opts, remote(fmt.Sprintf("10.244.2.%d", i+10)))
 		}
-		w.tr.UpsertService(Service("ns", "big", ClusterIPs("10.96.0.50"), Port("http", tcp, 80, 0)))
-		w.tr.UpsertEndpointSlice(Slice("ns", "big-1", "big", v4, opts...))
+		w.tr.UpsertService(object.ServiceOf(Service("ns", "big", ClusterIPs("10.96.0.50"), Port("http", tcp, 80, 0))))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "big-1", "big", v4, opts...)))
 		w.mustSync()
 		b := w.backends(w.lbs()["10.96.0.50:80/tcp"])
 		if len(b) != 64 || b[0] != "10.244.1.5" {
@@ -212,9 +213,9 @@ func TestLimits(t *testing.T) {
 	})
 	t.Run("endpoints with different target ports: the most common port", func(t *testing.T) {
 		w := newWorld(t, hnssim.Windows2022, "L2Bridge")
-		w.tr.UpsertService(Service("ns", "mixed", ClusterIPs("10.96.0.51"), Port("http", tcp, 80, 0)))
-		w.tr.UpsertEndpointSlice(Slice("ns", "m-1", "mixed", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), remote("10.244.2.7")))
-		w.tr.UpsertEndpointSlice(Slice("ns", "m-2", "mixed", v4, SlicePort("http", tcp, 9090), local("10.244.1.6")))
+		w.tr.UpsertService(object.ServiceOf(Service("ns", "mixed", ClusterIPs("10.96.0.51"), Port("http", tcp, 80, 0))))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "m-1", "mixed", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), remote("10.244.2.7"))))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "m-2", "mixed", v4, SlicePort("http", tcp, 9090), local("10.244.1.6"))))
 		w.mustSync()
 		lb := w.lbs()["10.96.0.51:80/tcp"]
 		if lb.PortMappings[0].InternalPort != 8080 || strings.Join(w.backends(lb), ",") != "10.244.1.5,10.244.2.7" {
@@ -223,9 +224,9 @@ func TestLimits(t *testing.T) {
 	})
 	t.Run("IPv6 on Windows Server 2019 is not programmed; IPv4 still is", func(t *testing.T) {
 		w := newWorld(t, hnssim.Windows2019, "L2Bridge")
-		w.tr.UpsertService(Service("ns", "ds", ClusterIPs("10.96.0.52", "fd00:96::52"), Port("http", tcp, 80, 0)))
-		w.tr.UpsertEndpointSlice(Slice("ns", "ds-4", "ds", v4, SlicePort("http", tcp, 8080), local("10.244.1.5")))
-		w.tr.UpsertEndpointSlice(Slice("ns", "ds-6", "ds", v6, SlicePort("http", tcp, 8080), local("fd00:244:1::5")))
+		w.tr.UpsertService(object.ServiceOf(Service("ns", "ds", ClusterIPs("10.96.0.52", "fd00:96::52"), Port("http", tcp, 80, 0))))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "ds-4", "ds", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"))))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "ds-6", "ds", v6, SlicePort("http", tcp, 8080), local("fd00:244:1::5"))))
 		w.mustSync()
 		if got := keys(w.lbs()); len(got) != 1 || got[0] != "10.96.0.52:80/tcp" {
 			t.Fatalf("load balancers %v", got)
@@ -233,8 +234,8 @@ func TestLimits(t *testing.T) {
 	})
 	t.Run("IPv6 on Windows Server 2022 carries the IPv6 flag", func(t *testing.T) {
 		w := newWorld(t, hnssim.Windows2022, "L2Bridge")
-		w.tr.UpsertService(Service("ns", "ds", ClusterIPs("10.96.0.52", "fd00:96::52"), Port("http", tcp, 80, 0)))
-		w.tr.UpsertEndpointSlice(Slice("ns", "ds-6", "ds", v6, SlicePort("http", tcp, 8080), local("fd00:244:1::5")))
+		w.tr.UpsertService(object.ServiceOf(Service("ns", "ds", ClusterIPs("10.96.0.52", "fd00:96::52"), Port("http", tcp, 80, 0))))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "ds-6", "ds", v6, SlicePort("http", tcp, 8080), local("fd00:244:1::5"))))
 		w.mustSync()
 		lb, ok := w.lbs()["[fd00:96::52]:80/tcp"]
 		if !ok || lb.Flags != hns.LBFlagIPv6 {
@@ -245,11 +246,11 @@ func TestLimits(t *testing.T) {
 
 func TestEvaluator(t *testing.T) {
 	w := newWorld(t, hnssim.Windows2022, "L2Bridge")
-	w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeLoadBalancer), Port("http", tcp, 80, 30080),
-		Ingress("203.0.113.10"), Annotation(hns.AnnotationPreserveDestination, "true")))
-	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7")))
-	w.tr.UpsertService(Service("ns", "sticky", ClusterIPs("10.96.0.20"), ClientIPAffinity(60), Port("http", tcp, 80, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "sticky-1", "sticky", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7")))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeLoadBalancer), Port("http", tcp, 80, 30080),
+		Ingress("203.0.113.10"), Annotation(hns.AnnotationPreserveDestination, "true"))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7"))))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "sticky", ClusterIPs("10.96.0.20"), ClientIPAffinity(60), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "sticky-1", "sticky", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7"))))
 	w.mustSync()
 	pod := netip.MustParseAddr("10.244.1.9")
 	client := netip.MustParseAddr("198.51.100.5")
@@ -305,7 +306,7 @@ func TestObjectsGoneFromUnderTheDriver(t *testing.T) {
 		twoServices(w)
 		w.mustSync()
 		w.sim.RemoveEndpointByIP("10.244.1.6") // the graph still lists it (not yet updated)
-		w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5")))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5"))))
 		if err := w.apply(); err == nil {
 			t.Fatal("an update naming a vanished endpoint succeeded")
 		}
@@ -324,7 +325,7 @@ func TestObjectsGoneFromUnderTheDriver(t *testing.T) {
 		if err := w.sim.DeleteLoadBalancer(w.lbs()["10.96.0.10:80/tcp"].ID); err != nil {
 			t.Fatal(err)
 		}
-		w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5")))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"), local("10.244.1.5"))))
 		if err := w.apply(); err == nil {
 			t.Fatal("modifying a vanished load balancer succeeded")
 		}
@@ -341,11 +342,11 @@ func TestObjectsGoneFromUnderTheDriver(t *testing.T) {
 
 func TestPolicyChangeReplacesEvenWithModify(t *testing.T) {
 	w := newWorld(t, hnssim.Windows2025, "L2Bridge")
-	w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5")))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"))))
 	w.mustSync()
 	w.sim.ResetCalls()
-	w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), ClientIPAffinity(60), Port("http", tcp, 80, 0)))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), ClientIPAffinity(60), Port("http", tcp, 80, 0))))
 	w.mustApply()
 	if got := lbCalls(w.sim.Calls()); fmt.Sprint(got) != fmt.Sprint(map[string]int{"CreateLoadBalancer": 1, "DeleteLoadBalancer": 1}) {
 		t.Fatalf("calls %v: a distribution change should replace the load balancer", got)
@@ -369,16 +370,16 @@ func TestProblemsReachTheCommand(t *testing.T) {
 	log := &problemLog{}
 	w.opts.Problems = log
 	w.start()
-	w.tr.UpsertService(Service("ns", "mixed", ClusterIPs("10.96.0.51"), Port("http", tcp, 80, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "m-1", "mixed", v4, SlicePort("http", tcp, 8080), local("10.244.1.5")))
-	w.tr.UpsertEndpointSlice(Slice("ns", "m-2", "mixed", v4, SlicePort("http", tcp, 9090), local("10.244.1.6")))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "mixed", ClusterIPs("10.96.0.51"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "m-1", "mixed", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "m-2", "mixed", v4, SlicePort("http", tcp, 9090), local("10.244.1.6"))))
 	// Another component owns 10.96.0.60:80 in HNS already.
 	if _, err := w.sim.CreateLoadBalancer(&hns.LoadBalancer{FrontendVIPs: []string{"10.96.0.60"}, SchemaVersion: hns.V2,
 		PortMappings: []hns.PortMapping{{Protocol: 6, InternalPort: 80, ExternalPort: 80}}}); err != nil {
 		t.Fatal(err)
 	}
-	w.tr.UpsertService(Service("ns", "taken", ClusterIPs("10.96.0.60"), Port("http", tcp, 80, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "t-1", "taken", v4, SlicePort("http", tcp, 8080), local("10.244.1.5")))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "taken", ClusterIPs("10.96.0.60"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "t-1", "taken", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"))))
 	w.sync()
 	w.sync() // reported once, not on every sync
 	reasons := map[string]string{}

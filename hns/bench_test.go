@@ -3,6 +3,7 @@ package hns_test
 import (
 	"context"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,10 +31,10 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 			sim := hnssim.New(build)
 			sim.AddNetwork("cbr0", "L2Bridge")
 			for _, s := range c.Services {
-				tr.UpsertService(s)
+				tr.UpsertService(object.ServiceOf(s))
 			}
 			for _, s := range c.Slices {
-				tr.UpsertEndpointSlice(s)
+				tr.UpsertEndpointSlice(object.EndpointSliceOf(s))
 			}
 			addLocalPods(sim, c)
 			d, err := hns.NewDriver(sim, hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(b.TempDir(), "owned.json")})
@@ -56,7 +57,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 				sim.ResetCalls()
 				i := 0
 				for b.Loop() {
-					tr.UpsertEndpointSlice(versions[i%2])
+					tr.UpsertEndpointSlice(object.EndpointSliceOf(versions[i%2]))
 					bt := tr.Next(false)
 					if err := d.Apply(context.Background(), bt.Delta); err != nil {
 						b.Fatal(err)

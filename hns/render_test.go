@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"slices"
 	"testing"
 
@@ -23,17 +24,17 @@ func renderCluster(t *testing.T, order []int) []byte {
 	tr.UpsertNode(Node("node-1", "zone-a", nodeIP.String()))
 	add := []func(){
 		func() {
-			tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30080)))
-			tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), remote("10.244.2.7")))
+			tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30080))))
+			tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"), remote("10.244.2.7"))))
 		},
 		func() {
-			tr.UpsertService(Service("ns", "dns", ClusterIPs("10.96.0.2"), Port("dns", udp, 53, 0), Port("dns-tcp", tcp, 53, 0)))
-			tr.UpsertEndpointSlice(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 53), SlicePort("dns-tcp", tcp, 53), remote("10.244.2.7")))
+			tr.UpsertService(object.ServiceOf(Service("ns", "dns", ClusterIPs("10.96.0.2"), Port("dns", udp, 53, 0), Port("dns-tcp", tcp, 53, 0))))
+			tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 53), SlicePort("dns-tcp", tcp, 53), remote("10.244.2.7"))))
 		},
 		func() {
-			tr.UpsertService(Service("ns", "lb", ClusterIPs("10.96.0.30"), Type(v1.ServiceTypeLoadBalancer), Port("https", tcp, 443, 30443),
-				Ingress("203.0.113.9"), ExternalIPs("198.51.100.4"), ETPLocal))
-			tr.UpsertEndpointSlice(Slice("ns", "lb-1", "lb", v4, SlicePort("https", tcp, 8443), local("10.244.1.6"), remote("10.244.2.8")))
+			tr.UpsertService(object.ServiceOf(Service("ns", "lb", ClusterIPs("10.96.0.30"), Type(v1.ServiceTypeLoadBalancer), Port("https", tcp, 443, 30443),
+				Ingress("203.0.113.9"), ExternalIPs("198.51.100.4"), ETPLocal)))
+			tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "lb-1", "lb", v4, SlicePort("https", tcp, 8443), local("10.244.1.6"), remote("10.244.2.8"))))
 		},
 	}
 	for _, i := range order {

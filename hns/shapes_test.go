@@ -2,6 +2,7 @@ package hns_test
 
 import (
 	"encoding/json"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"slices"
 	"strings"
 	"testing"
@@ -139,12 +140,12 @@ func TestLoadBalancerShapesFollowUpstream(t *testing.T) {
 			w := newWorld(t, build, netType)
 			w.opts.EnableDSR = tc.dsr
 			w.start()
-			w.tr.UpsertService(Service("ns", "web", tc.svc...))
+			w.tr.UpsertService(object.ServiceOf(Service("ns", "web", tc.svc...)))
 			eps := tc.eps
 			if eps == nil {
 				eps = []SliceOption{local("10.244.1.5"), local("10.244.1.6"), remote("10.244.2.7")}
 			}
-			w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, append([]SliceOption{SlicePort("http", tcp, 8080)}, eps...)...))
+			w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, append([]SliceOption{SlicePort("http", tcp, 8080)}, eps...)...)))
 			w.mustSync()
 			got := w.lbs()
 			if len(got) != len(tc.want) {
@@ -182,8 +183,8 @@ func keys(m map[string]hns.LoadBalancer) []string {
 func TestRemoteEndpoints(t *testing.T) {
 	t.Run("overlay: a ProviderAddress policy naming the backend's node", func(t *testing.T) {
 		w := newWorld(t, hnssim.Windows2022, "Overlay")
-		w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)))
-		w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), remote("10.244.2.7")))
+		w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), remote("10.244.2.7"))))
 		w.mustSync()
 		ep := w.remoteEndpoint("10.244.2.7")
 		if ep.Flags != hns.EndpointFlagRemote || ep.MacAddress != "02-11-0a-f4-02-07" || !strings.HasPrefix(ep.Name, hns.RemotePrefix) {
@@ -200,8 +201,8 @@ func TestRemoteEndpoints(t *testing.T) {
 	})
 	t.Run("l2bridge: no provider address", func(t *testing.T) {
 		w := newWorld(t, hnssim.Windows2022, "L2Bridge")
-		w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)))
-		w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), remote("10.244.2.7")))
+		w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))))
+		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), remote("10.244.2.7"))))
 		w.mustSync()
 		if ep := w.remoteEndpoint("10.244.2.7"); len(ep.Policies) != 0 {
 			t.Fatalf("policies %+v", ep.Policies)
@@ -210,8 +211,8 @@ func TestRemoteEndpoints(t *testing.T) {
 	t.Run("shared by services, deleted with the last user", func(t *testing.T) {
 		w := newWorld(t, hnssim.Windows2022, "L2Bridge")
 		for _, n := range []string{"a", "b"} {
-			w.tr.UpsertService(Service("ns", n, ClusterIPs(map[string]string{"a": "10.96.0.1", "b": "10.96.0.2"}[n]), Port("http", tcp, 80, 0)))
-			w.tr.UpsertEndpointSlice(Slice("ns", n+"-1", n, v4, SlicePort("http", tcp, 8080), remote("10.244.2.7")))
+			w.tr.UpsertService(object.ServiceOf(Service("ns", n, ClusterIPs(map[string]string{"a": "10.96.0.1", "b": "10.96.0.2"}[n]), Port("http", tcp, 80, 0))))
+			w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", n+"-1", n, v4, SlicePort("http", tcp, 8080), remote("10.244.2.7"))))
 		}
 		w.mustSync()
 		if n := w.remoteCount(); n != 1 {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -47,10 +48,10 @@ func diff(a, b ofconn.Stats) ofconn.Stats {
 }
 
 func webService(w *world) {
-	w.tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String())))
-	w.tr.UpsertService(Service("ns", "other", ClusterIPs("10.96.0.11"), Port("http", tcp, 80, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), onNode1(p2IP4.String())))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()))))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "other", ClusterIPs("10.96.0.11"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "other-1", "other", v4, SlicePort("http", tcp, 8080), onNode1(p2IP4.String()))))
 }
 
 func TestForeignFlowsAndGroupsAreNeverTouched(t *testing.T) {
@@ -102,7 +103,7 @@ func TestOneEndpointChangeIsOneGroupMod(t *testing.T) {
 	// An endpoint is added: the group is modified in place, and that is
 	// all.
 	s0 := w.stats()
-	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()), onNode1(p2IP4.String())))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()), onNode1(p2IP4.String()))))
 	w.apply()
 	if d := diff(s0, w.stats()); d != (ofconn.Stats{Bundles: 1, FlowMods: 0, GroupMods: 1}) {
 		t.Fatalf("adding an endpoint cost %+v, want 1 bundle with 1 group mod", d)
@@ -116,7 +117,7 @@ func TestOneEndpointChangeIsOneGroupMod(t *testing.T) {
 
 	// p1 goes: one group mod again.
 	s1 := w.stats()
-	w.tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p2IP4.String())))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p2IP4.String()))))
 	w.apply()
 	if d := diff(s1, w.stats()); d != (ofconn.Stats{Bundles: 1, FlowMods: 0, GroupMods: 1}) {
 		t.Fatalf("removing an endpoint cost %+v, want 1 bundle with 1 group mod", d)
@@ -142,8 +143,8 @@ func TestRestartAdoptsInstalledStateAndKeepsConnections(t *testing.T) {
 	w := newWorld(t)
 	webService(w)
 	ovstest.ServeEcho(t, w.p1.NS, 9000)
-	w.tr.UpsertService(Service("ns", "echo", ClusterIPs("10.96.0.12"), Port("echo", tcp, 90, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "echo-1", "echo", v4, SlicePort("echo", tcp, 9000), onNode1(p1IP4.String())))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "echo", ClusterIPs("10.96.0.12"), Port("echo", tcp, 90, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "echo-1", "echo", v4, SlicePort("echo", tcp, 9000), onNode1(p1IP4.String()))))
 	w.sync()
 	conn, err := ovstest.Dial(w.client.NS, ap("10.96.0.12", 90), probeTimeout)
 	if err != nil {
@@ -219,8 +220,8 @@ func TestVswitchdRestartReplaysEverything(t *testing.T) {
 
 func TestRemovedUDPEndpointConntrackIsFlushed(t *testing.T) {
 	w := newWorld(t)
-	w.tr.UpsertService(Service("ns", "dns", ClusterIPs("10.96.0.53"), Port("dns", udp, 53, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 5353), onNode1(p1IP4.String())))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "dns", ClusterIPs("10.96.0.53"), Port("dns", udp, 53, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 5353), onNode1(p1IP4.String()))))
 	w.sync()
 	if id, err := ovstest.ProbeUDP(w.client.NS, netip.Addr{}, ap("10.96.0.53", 53), probeTimeout); id != "p1" {
 		t.Fatalf("probe: %q, %v", id, err)
@@ -229,7 +230,7 @@ func TestRemovedUDPEndpointConntrackIsFlushed(t *testing.T) {
 	if !strings.Contains(entries(), "reply=(src=10.244.1.5,") {
 		t.Fatalf("no conntrack entry towards p1:\n%s", entries())
 	}
-	w.tr.UpsertEndpointSlice(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 5353), onNode1(p2IP4.String())))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 5353), onNode1(p2IP4.String()))))
 	w.apply()
 	if e := entries(); strings.Contains(e, "reply=(src=10.244.1.5,") {
 		t.Fatalf("the entry towards the removed endpoint survived:\n%s", e)
@@ -242,8 +243,8 @@ func TestRemovedUDPEndpointConntrackIsFlushed(t *testing.T) {
 func TestPodsAreLearnedFromOVSDB(t *testing.T) {
 	w := newWorld(t)
 	late := netip.MustParseAddr("10.244.1.9")
-	w.tr.UpsertService(Service("ns", "late", ClusterIPs("10.96.0.70"), Port("http", tcp, 80, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "late-1", "late", v4, SlicePort("http", tcp, 8080), onNode1(late.String())))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "late", ClusterIPs("10.96.0.70"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "late-1", "late", v4, SlicePort("http", tcp, 8080), onNode1(late.String()))))
 	w.sync()
 	p := w.n.AddPod(t, "p3", late)
 	ovstest.ServeTCP(t, p.NS, 8080, "p3")
@@ -303,8 +304,8 @@ var _ = errors.New
 func TestASecondInstanceIsRefused(t *testing.T) {
 	w := newWorld(t)
 	tr := w.tr
-	tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)))
-	tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String())))
+	tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()))))
 	w.sync()
 	before := ourFlows(w)
 	_, err := newDriver(context.Background(), w.opts)
@@ -327,8 +328,8 @@ func TestOVSDBRestartIsSurvived(t *testing.T) {
 	w := newWorld(t)
 	webService(w)
 	late := netip.MustParseAddr("10.244.1.9")
-	w.tr.UpsertService(Service("ns", "late", ClusterIPs("10.96.0.71"), Port("http", tcp, 80, 0)))
-	w.tr.UpsertEndpointSlice(Slice("ns", "late-1", "late", v4, SlicePort("http", tcp, 8080), onNode1(late.String())))
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "late", ClusterIPs("10.96.0.71"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "late-1", "late", v4, SlicePort("http", tcp, 8080), onNode1(late.String()))))
 	w.sync()
 	flows := len(ourFlows(w))
 	w.o.RestartDB()

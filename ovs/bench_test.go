@@ -2,6 +2,7 @@ package ovs
 
 import (
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"testing"
 
 	"github.com/switchyard-proxy/switchyard/core/testobj"
@@ -41,7 +42,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 			var flowMods, groupMods int
 			i := 0
 			for b.Loop() {
-				tr.UpsertEndpointSlice(versions[i%2])
+				tr.UpsertEndpointSlice(object.EndpointSliceOf(versions[i%2]))
 				bt := tr.Next(false)
 				m.apply(bt.Delta)
 				batch := m.st.pending()

@@ -5,6 +5,7 @@ package ovs
 import (
 	"context"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"os"
 	"slices"
 	"strings"
@@ -84,7 +85,7 @@ func realOVSScenario(b *testing.B, n, changes int) {
 	inOVS := make([]time.Duration, 0, changes)
 	settle := make([]time.Duration, 0, changes)
 	for i := range changes {
-		tr.UpsertEndpointSlice(versions[i%2])
+		tr.UpsertEndpointSlice(object.EndpointSliceOf(versions[i%2]))
 		bt := tr.Next(false)
 		t0 := time.Now()
 		if err := d.Apply(ctx, bt.Delta); err != nil {

@@ -4,6 +4,7 @@ package ovs
 
 import (
 	"errors"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"net/netip"
 	"testing"
 	"time"
@@ -24,20 +25,20 @@ const probeTimeout = 3 * time.Second
 func TestTrafficThroughServices(t *testing.T) {
 	w := newWorld(t)
 	tr := w.tr
-	tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30080)))
-	tr.UpsertEndpointSlice(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080),
-		onNode1(p1IP4.String()), onNode1(p2IP4.String()), onNode2(remote.String())))
-	tr.UpsertService(Service("ns", "dns", ClusterIPs("10.96.0.53"), Port("dns", udp, 53, 0)))
-	tr.UpsertEndpointSlice(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 5353), onNode1(p1IP4.String()), onNode1(p2IP4.String())))
-	tr.UpsertService(Service("ns", "sticky", ClusterIPs("10.96.0.20"), ClientIPAffinity(60), Port("http", tcp, 80, 0)))
-	tr.UpsertEndpointSlice(Slice("ns", "sticky-1", "sticky", v4, SlicePort("http", tcp, 8080),
-		onNode1(p1IP4.String()), onNode1(p2IP4.String()), onNode2(remote.String())))
-	tr.UpsertService(Service("ns", "empty", ClusterIPs("10.96.0.30"), Port("http", tcp, 80, 0), Port("dns", udp, 53, 0)))
-	tr.UpsertService(Service("ns", "hair", ClusterIPs("10.96.0.40"), Port("http", tcp, 80, 0)))
-	tr.UpsertEndpointSlice(Slice("ns", "hair-1", "hair", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String())))
-	tr.UpsertService(Service("ns", "web6", ClusterIPs("10.96.0.60", "fd00:96::60"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30060)))
-	tr.UpsertEndpointSlice(Slice("ns", "web6-4", "web6", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String())))
-	tr.UpsertEndpointSlice(Slice("ns", "web6-6", "web6", v6, SlicePort("http", tcp, 8080), onNode1(p1IP6.String())))
+	tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30080))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		onNode1(p1IP4.String()), onNode1(p2IP4.String()), onNode2(remote.String()))))
+	tr.UpsertService(object.ServiceOf(Service("ns", "dns", ClusterIPs("10.96.0.53"), Port("dns", udp, 53, 0))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 5353), onNode1(p1IP4.String()), onNode1(p2IP4.String()))))
+	tr.UpsertService(object.ServiceOf(Service("ns", "sticky", ClusterIPs("10.96.0.20"), ClientIPAffinity(60), Port("http", tcp, 80, 0))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "sticky-1", "sticky", v4, SlicePort("http", tcp, 8080),
+		onNode1(p1IP4.String()), onNode1(p2IP4.String()), onNode2(remote.String()))))
+	tr.UpsertService(object.ServiceOf(Service("ns", "empty", ClusterIPs("10.96.0.30"), Port("http", tcp, 80, 0), Port("dns", udp, 53, 0))))
+	tr.UpsertService(object.ServiceOf(Service("ns", "hair", ClusterIPs("10.96.0.40"), Port("http", tcp, 80, 0))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "hair-1", "hair", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()))))
+	tr.UpsertService(object.ServiceOf(Service("ns", "web6", ClusterIPs("10.96.0.60", "fd00:96::60"), Type(v1.ServiceTypeNodePort), Port("http", tcp, 80, 30060))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web6-4", "web6", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web6-6", "web6", v6, SlicePort("http", tcp, 8080), onNode1(p1IP6.String()))))
 	w.sync()
 
 	c := w.client.NS
@@ -117,15 +118,15 @@ func TestExternalTrafficPolicyAndSourceRanges(t *testing.T) {
 	// LoadBalancer, ETP=Local, reachable only from 198.51.100.0/24 and the
 	// pod network (source ranges apply to every source, pods included, as
 	// upstream's firewall chain does); one endpoint here (p1), one on node-2.
-	tr.UpsertService(Service("ns", "lb", ClusterIPs("10.96.0.80"), Type(v1.ServiceTypeLoadBalancer), ETPLocal,
-		Port("http", tcp, 80, 30081), HealthCheckNodePort(32100), Ingress("203.0.113.80"), SourceRanges("198.51.100.0/24", "10.244.1.0/24")))
-	tr.UpsertEndpointSlice(Slice("ns", "lb-1", "lb", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()), onNode2(remote.String())))
+	tr.UpsertService(object.ServiceOf(Service("ns", "lb", ClusterIPs("10.96.0.80"), Type(v1.ServiceTypeLoadBalancer), ETPLocal,
+		Port("http", tcp, 80, 30081), HealthCheckNodePort(32100), Ingress("203.0.113.80"), SourceRanges("198.51.100.0/24", "10.244.1.0/24"))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "lb-1", "lb", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()), onNode2(remote.String()))))
 	// ETP=Local with no local endpoint.
-	tr.UpsertService(Service("ns", "far", ClusterIPs("10.96.0.81"), Type(v1.ServiceTypeNodePort), ETPLocal, Port("http", tcp, 80, 30082)))
-	tr.UpsertEndpointSlice(Slice("ns", "far-1", "far", v4, SlicePort("http", tcp, 8080), onNode2(remote.String())))
+	tr.UpsertService(object.ServiceOf(Service("ns", "far", ClusterIPs("10.96.0.81"), Type(v1.ServiceTypeNodePort), ETPLocal, Port("http", tcp, 80, 30082))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "far-1", "far", v4, SlicePort("http", tcp, 8080), onNode2(remote.String()))))
 	// ExternalIP.
-	tr.UpsertService(Service("ns", "ext", ClusterIPs("10.96.0.82"), ExternalIPs("192.0.2.82"), Port("http", tcp, 80, 0)))
-	tr.UpsertEndpointSlice(Slice("ns", "ext-1", "ext", v4, SlicePort("http", tcp, 8080), onNode1(p2IP4.String())))
+	tr.UpsertService(object.ServiceOf(Service("ns", "ext", ClusterIPs("10.96.0.82"), ExternalIPs("192.0.2.82"), Port("http", tcp, 80, 0))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "ext-1", "ext", v4, SlicePort("http", tcp, 8080), onNode1(p2IP4.String()))))
 	w.sync()
 
 	client, lbIP := w.c.Client, ap("203.0.113.80", 80)

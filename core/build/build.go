@@ -5,8 +5,7 @@ import (
 	"slices"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
-	v1 "k8s.io/api/core/v1"
-	discovery "k8s.io/api/discovery/v1"
+	"github.com/switchyard-proxy/switchyard/core/object"
 )
 
 // Result is what one Service contributes to the graph.
@@ -22,7 +21,7 @@ type Result struct {
 // ServicePorts computes the graph entries of one Service for one node from the
 // Service and the EndpointSlices that name it. svc may be nil (slices
 // without their Service contribute nothing).
-func ServicePorts(svc *v1.Service, slices []*discovery.EndpointSlice, node graph.Node, opts Options) Result {
+func ServicePorts(svc *object.Service, slices []*object.EndpointSlice, node graph.Node, opts Options) Result {
 	var res Result
 	if svc == nil {
 		return res

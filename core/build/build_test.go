@@ -1,6 +1,7 @@
 package build
 
 import (
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"net/netip"
 	"slices"
 	"strings"
@@ -199,7 +200,7 @@ func TestServiceEndpointSets(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := ServicePorts(tc.svc, tc.slices, n1, Options{})
+			res := fromAPI(tc.svc, tc.slices, n1, Options{})
 			if res.Skipped != "" {
 				t.Fatalf("skipped: %s", res.Skipped)
 			}
@@ -230,7 +231,7 @@ func TestServiceFrontends(t *testing.T) {
 		ExternalIPs("192.0.2.10", "2001:db8::10"), Ingress("198.51.100.7"), ProxyIngress("198.51.100.8"),
 		Ingress("2001:db8::7"), SourceRanges(" 203.0.113.0/24", "2001:db8:1::/48", "203.0.113.9/24"),
 		ClientIPAffinity(600), Annotation("example.com/x", "1"), Annotation("other", "2"))
-	res := ServicePorts(svc, nil, n1, Options{Annotations: []string{"example.com/x"}})
+	res := fromAPI(svc, nil, n1, Options{Annotations: []string{"example.com/x"}})
 	if len(res.Ports) != 1 || len(res.Rejections) != 0 {
 		t.Fatalf("ports=%d rejections=%v", len(res.Ports), res.Rejections)
 	}
@@ -294,7 +295,7 @@ func TestServicePolicyDefaults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := ServicePorts(tc.svc, nil, n1, Options{})
+			res := fromAPI(tc.svc, nil, n1, Options{})
 			if len(res.Ports) != 1 {
 				t.Fatalf("ports = %d (%v)", len(res.Ports), res.Rejections)
 			}
@@ -317,17 +318,17 @@ func TestServiceSkipped(t *testing.T) {
 		{"headless (clusterIP: None)", Service(ns, "h", ClusterIPs("None"), Port("p", tcp, 80, 0)), "", true},
 		{"ExternalName", Service(ns, "e", Type(v1.ServiceTypeExternalName), Port("p", tcp, 80, 0)), "", true},
 		{"service-proxy-name label, no proxy name configured",
-			Service(ns, "l", ClusterIPs("10.96.0.1"), Label(LabelServiceProxyName, "other"), Port("p", tcp, 80, 0)), "", true},
+			Service(ns, "l", ClusterIPs("10.96.0.1"), Label(object.LabelServiceProxyName, "other"), Port("p", tcp, 80, 0)), "", true},
 		{"service-proxy-name label naming another proxy",
-			Service(ns, "l", ClusterIPs("10.96.0.1"), Label(LabelServiceProxyName, "other"), Port("p", tcp, 80, 0)), "switchyard", true},
+			Service(ns, "l", ClusterIPs("10.96.0.1"), Label(object.LabelServiceProxyName, "other"), Port("p", tcp, 80, 0)), "switchyard", true},
 		{"service-proxy-name label naming this proxy",
-			Service(ns, "l", ClusterIPs("10.96.0.1"), Label(LabelServiceProxyName, "switchyard"), Port("p", tcp, 80, 0)), "switchyard", false},
-		{"headless label", Service(ns, "hl", ClusterIPs("10.96.0.1"), Label(LabelHeadless, ""), Port("p", tcp, 80, 0)), "", true},
+			Service(ns, "l", ClusterIPs("10.96.0.1"), Label(object.LabelServiceProxyName, "switchyard"), Port("p", tcp, 80, 0)), "switchyard", false},
+		{"headless label", Service(ns, "hl", ClusterIPs("10.96.0.1"), Label(object.LabelHeadless, ""), Port("p", tcp, 80, 0)), "", true},
 		{"ordinary service", Service(ns, "o", ClusterIPs("10.96.0.1"), Port("p", tcp, 80, 0)), "", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := ServicePorts(tc.svc, nil, n1, Options{ProxyName: tc.proxyName})
+			res := fromAPI(tc.svc, nil, n1, Options{ProxyName: tc.proxyName})
 			if (res.Skipped != "") != tc.skipped {
 				t.Fatalf("skipped=%q, want skipped=%v", res.Skipped, tc.skipped)
 			}
@@ -345,11 +346,25 @@ func TestSliceSkippedByLabel(t *testing.T) {
 	svc := Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))
 	sl := []*discovery.EndpointSlice{
 		Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5")),
-		Slice(ns, "web-2", "web", v4, SliceLabel(LabelServiceProxyName, "other"), SlicePort("http", tcp, 8080), Endpoint("10.244.1.6")),
-		Slice(ns, "web-3", "web", v4, SliceLabel(LabelHeadless, ""), SlicePort("http", tcp, 8080), Endpoint("10.244.1.7")),
+		Slice(ns, "web-2", "web", v4, SliceLabel(object.LabelServiceProxyName, "other"), SlicePort("http", tcp, 8080), Endpoint("10.244.1.6")),
+		Slice(ns, "web-3", "web", v4, SliceLabel(object.LabelHeadless, ""), SlicePort("http", tcp, 8080), Endpoint("10.244.1.7")),
 	}
-	res := ServicePorts(svc, sl, n1, Options{})
+	res := fromAPI(svc, sl, n1, Options{})
 	if got := summarize(res.Ports[0]).internal; got != "10.244.1.5:8080" {
 		t.Errorf("internal = %q, want only the unlabelled slice's endpoint", got)
 	}
+}
+
+// fromAPI is ServicePorts on API objects, converted as a source would.
+func fromAPI(svc *v1.Service, sl []*discovery.EndpointSlice, node graph.Node, opts Options) Result {
+	var conv object.Converter
+	var in []*object.EndpointSlice
+	for _, s := range sl {
+		in = append(in, conv.EndpointSlice(s))
+	}
+	var s *object.Service
+	if svc != nil {
+		s = conv.Service(svc)
+	}
+	return ServicePorts(s, in, node, opts)
 }

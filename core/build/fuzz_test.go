@@ -3,6 +3,7 @@ package build
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"slices"
 	"testing"
 
@@ -99,7 +100,7 @@ func (c *chooser) service() *v1.Service {
 		}
 	}
 	if c.n(8) == 0 {
-		s.Labels = map[string]string{c.pick(LabelServiceProxyName, LabelHeadless): c.pick("", "switchyard", "x")}
+		s.Labels = map[string]string{c.pick(object.LabelServiceProxyName, object.LabelHeadless): c.pick("", "switchyard", "x")}
 	}
 	return s
 }
@@ -169,13 +170,13 @@ func FuzzServicePorts(f *testing.F) {
 		node := graph.Node{Name: c.pick("node-1", ""), Zone: c.pick("zone-a", "")}
 		opts := Options{ProxyName: c.pick("", "switchyard"), NodePortRange: []PortRange{{}, DefaultNodePortRange}[c.n(2)]}
 
-		res := ServicePorts(svc, sl, node, opts)
+		res := fromAPI(svc, sl, node, opts)
 		checkInvariants(t, svc, res)
 
 		// Slice order never matters.
 		rev := slices.Clone(sl)
 		slices.Reverse(rev)
-		again := ServicePorts(svc, rev, node, opts)
+		again := fromAPI(svc, rev, node, opts)
 		if len(again.Ports) != len(res.Ports) {
 			t.Fatalf("slice order changed the port count")
 		}

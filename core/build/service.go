@@ -7,15 +7,8 @@ import (
 	"strings"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	v1 "k8s.io/api/core/v1"
-)
-
-// Labels the core honours.
-const (
-	LabelServiceProxyName = "service.kubernetes.io/service-proxy-name"
-	LabelHeadless         = v1.IsHeadlessService // "service.kubernetes.io/headless"
-	LabelServiceName      = "kubernetes.io/service-name"
-	LabelZone             = v1.LabelTopologyZone
 )
 
 // DefaultAffinityTimeout is the API default for ClientIP affinity (3 hours).
@@ -51,27 +44,32 @@ type portInfo struct {
 
 // SkipReason says why a whole Service is not proxied, or "" if it is.
 // Skipping is not a rejection: these Services are valid, just not ours.
-func SkipReason(svc *v1.Service, opts Options) string {
+func SkipReason(svc *object.Service, opts Options) string {
 	switch {
-	case svc.Spec.Type == v1.ServiceTypeExternalName:
+	case svc.Type == v1.ServiceTypeExternalName:
 		return "ExternalName service"
-	case svc.Spec.ClusterIP == v1.ClusterIPNone:
+	case svc.ClusterIP == v1.ClusterIPNone:
 		return "headless service (clusterIP: None)"
-	case svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0:
+	case svc.ClusterIP == "" && len(svc.ClusterIPs) == 0:
 		return "service has no ClusterIP"
 	}
-	if v, ok := svc.Labels[LabelServiceProxyName]; ok && (opts.ProxyName == "" || v != opts.ProxyName) {
-		return fmt.Sprintf("label %s=%q names another proxy", LabelServiceProxyName, v)
+	return skipLabels(svc.ProxyName, svc.HasProxyName, svc.Headless, opts)
+}
+
+// skipLabels applies kube-proxy's label selector to an object's labels.
+func skipLabels(proxyName string, hasProxyName, headless bool, opts Options) string {
+	if hasProxyName && (opts.ProxyName == "" || proxyName != opts.ProxyName) {
+		return fmt.Sprintf("label %s=%q names another proxy", object.LabelServiceProxyName, proxyName)
 	}
-	if _, ok := svc.Labels[LabelHeadless]; ok {
-		return fmt.Sprintf("label %s is set", LabelHeadless)
+	if headless {
+		return fmt.Sprintf("label %s is set", object.LabelHeadless)
 	}
 	return ""
 }
 
 // parseService validates a Service. It returns nil when the Service cannot
 // be proxied at all (the reason is in rej).
-func parseService(svc *v1.Service, opts Options, rej *rejections) *serviceInfo {
+func parseService(svc *object.Service, opts Options, rej *rejections) *serviceInfo {
 	if svc.Namespace == "" || svc.Name == "" {
 		rej.add("metadata", ReasonMissingName, "service has no namespace or name")
 		return nil
@@ -82,7 +80,7 @@ func parseService(svc *v1.Service, opts Options, rej *rejections) *serviceInfo {
 		rej.add("spec.clusterIPs", ReasonNoClusterIP, "no valid ClusterIP: the service is not proxied")
 		return nil
 	}
-	si.externalIPs = si.parseIPList(svc.Spec.ExternalIPs, "spec.externalIPs", rej)
+	si.externalIPs = si.parseIPList(svc.ExternalIPs, "spec.externalIPs", rej)
 	si.parseIngress(svc, rej)
 	si.parseSourceRanges(svc, rej)
 	si.parseAffinity(svc, rej)
@@ -101,10 +99,10 @@ func parseService(svc *v1.Service, opts Options, rej *rejections) *serviceInfo {
 
 // parseClusterIPs keeps the first valid ClusterIP of each family, as
 // upstream's GetClusterIPByFamily does.
-func (si *serviceInfo) parseClusterIPs(svc *v1.Service, rej *rejections) {
-	ips, field := svc.Spec.ClusterIPs, "spec.clusterIPs"
+func (si *serviceInfo) parseClusterIPs(svc *object.Service, rej *rejections) {
+	ips, field := svc.ClusterIPs, "spec.clusterIPs"
 	if len(ips) == 0 {
-		ips, field = []string{svc.Spec.ClusterIP}, "spec.clusterIP"
+		ips, field = []string{svc.ClusterIP}, "spec.clusterIP"
 	}
 	for i, s := range ips {
 		f := fmt.Sprintf("%s[%d]", field, i)
@@ -144,10 +142,10 @@ func (si *serviceInfo) parseIPList(list []string, field string, rej *rejections)
 
 // parseIngress keeps VIP-mode load-balancer ingress IPs (ipMode Proxy means
 // the load balancer proxies, so traffic arrives addressed to the node).
-func (si *serviceInfo) parseIngress(svc *v1.Service, rej *rejections) {
+func (si *serviceInfo) parseIngress(svc *object.Service, rej *rejections) {
 	var vips []string
-	for _, ing := range svc.Status.LoadBalancer.Ingress {
-		if ing.IP == "" || (ing.IPMode != nil && *ing.IPMode != v1.LoadBalancerIPModeVIP) {
+	for _, ing := range svc.Ingress {
+		if ing.IPMode != "" && ing.IPMode != v1.LoadBalancerIPModeVIP {
 			continue
 		}
 		vips = append(vips, ing.IP)
@@ -155,8 +153,8 @@ func (si *serviceInfo) parseIngress(svc *v1.Service, rej *rejections) {
 	si.lbIPs = si.parseIPList(vips, "status.loadBalancer.ingress.ip", rej)
 }
 
-func (si *serviceInfo) parseSourceRanges(svc *v1.Service, rej *rejections) {
-	for i, s := range svc.Spec.LoadBalancerSourceRanges {
+func (si *serviceInfo) parseSourceRanges(svc *object.Service, rej *rejections) {
+	for i, s := range svc.LoadBalancerSourceRanges {
 		f := fmt.Sprintf("spec.loadBalancerSourceRanges[%d]", i)
 		p, err := parseCIDR(s)
 		if err != nil {
@@ -172,18 +170,18 @@ func (si *serviceInfo) parseSourceRanges(svc *v1.Service, rej *rejections) {
 	}
 }
 
-func (si *serviceInfo) parseAffinity(svc *v1.Service, rej *rejections) {
-	switch svc.Spec.SessionAffinity {
+func (si *serviceInfo) parseAffinity(svc *object.Service, rej *rejections) {
+	switch svc.SessionAffinity {
 	case "", v1.ServiceAffinityNone:
 		return
 	case v1.ServiceAffinityClientIP:
 	default:
-		rej.add("spec.sessionAffinity", ReasonInvalidAffinity, "unknown session affinity %q: treated as None", svc.Spec.SessionAffinity)
+		rej.add("spec.sessionAffinity", ReasonInvalidAffinity, "unknown session affinity %q: treated as None", svc.SessionAffinity)
 		return
 	}
 	timeout := int32(DefaultAffinityTimeout)
-	if c := svc.Spec.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil {
-		if t := *c.ClientIP.TimeoutSeconds; t >= 1 && t <= maxAffinityTimeout {
+	if svc.AffinityTimeout != nil {
+		if t := *svc.AffinityTimeout; t >= 1 && t <= maxAffinityTimeout {
 			timeout = t
 		} else {
 			rej.add("spec.sessionAffinityConfig.clientIP.timeoutSeconds", ReasonInvalidAffinity,
@@ -195,13 +193,13 @@ func (si *serviceInfo) parseAffinity(svc *v1.Service, rej *rejections) {
 
 // parsePolicies follows upstream's apiservice.ExternalPolicyLocal,
 // InternalPolicyLocal and NeedsHealthCheck.
-func (si *serviceInfo) parsePolicies(svc *v1.Service, rej *rejections) {
-	si.itpLocal = svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == v1.ServiceInternalTrafficPolicyLocal
-	externallyAccessible := svc.Spec.Type == v1.ServiceTypeLoadBalancer || svc.Spec.Type == v1.ServiceTypeNodePort ||
-		(svc.Spec.Type == v1.ServiceTypeClusterIP && len(svc.Spec.ExternalIPs) > 0)
-	si.etpLocal = externallyAccessible && svc.Spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal
-	if svc.Spec.Type == v1.ServiceTypeLoadBalancer && si.etpLocal {
-		p := svc.Spec.HealthCheckNodePort
+func (si *serviceInfo) parsePolicies(svc *object.Service, rej *rejections) {
+	si.itpLocal = svc.InternalTrafficPolicy == v1.ServiceInternalTrafficPolicyLocal
+	externallyAccessible := svc.Type == v1.ServiceTypeLoadBalancer || svc.Type == v1.ServiceTypeNodePort ||
+		(svc.Type == v1.ServiceTypeClusterIP && len(svc.ExternalIPs) > 0)
+	si.etpLocal = externallyAccessible && svc.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal
+	if svc.Type == v1.ServiceTypeLoadBalancer && si.etpLocal {
+		p := svc.HealthCheckNodePort
 		switch {
 		case p == 0:
 			// Upstream logs and runs without a health check port.
@@ -213,15 +211,15 @@ func (si *serviceInfo) parsePolicies(svc *v1.Service, rej *rejections) {
 	}
 }
 
-func (si *serviceInfo) parsePorts(svc *v1.Service, opts Options, rej *rejections) {
+func (si *serviceInfo) parsePorts(svc *object.Service, opts Options, rej *rejections) {
 	type numKey struct {
 		port     uint16
 		protocol graph.Protocol
 	}
 	seenName := map[string]bool{}
 	seenNum := map[numKey]bool{}
-	for i := range svc.Spec.Ports {
-		p := &svc.Spec.Ports[i]
+	for i := range svc.Ports {
+		p := &svc.Ports[i]
 		f := "spec.ports[" + strconv.Itoa(i) + "]"
 		proto, ok := parseProtocol(p.Protocol)
 		if !ok {

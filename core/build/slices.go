@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	discovery "k8s.io/api/discovery/v1"
 )
 
@@ -40,14 +41,8 @@ type sliceEndpoint struct {
 
 // SkipSlice says why an EndpointSlice is ignored as a whole ("" if used):
 // the same label rules kube-proxy's informers select on.
-func SkipSlice(s *discovery.EndpointSlice, opts Options) string {
-	if v, ok := s.Labels[LabelServiceProxyName]; ok && (opts.ProxyName == "" || v != opts.ProxyName) {
-		return fmt.Sprintf("label %s=%q names another proxy", LabelServiceProxyName, v)
-	}
-	if _, ok := s.Labels[LabelHeadless]; ok {
-		return fmt.Sprintf("label %s is set", LabelHeadless)
-	}
-	return ""
+func SkipSlice(s *object.EndpointSlice, opts Options) string {
+	return skipLabels(s.ProxyName, s.HasProxyName, s.Headless, opts)
 }
 
 // collectEndpoints merges a Service's slices into one deduplicated endpoint
@@ -55,9 +50,9 @@ func SkipSlice(s *discovery.EndpointSlice, opts Options) string {
 // an endpoint is keyed by ip:port; when several slices carry the same one,
 // a non-terminating copy wins over a terminating one. Slices are visited in
 // name order, so the result never depends on map order.
-func collectEndpoints(sl []*discovery.EndpointSlice, node string, opts Options, out *[]Rejection) map[portKey][]candidate {
+func collectEndpoints(sl []*object.EndpointSlice, node string, opts Options, out *[]Rejection) map[portKey][]candidate {
 	sorted := slices.Clone(sl)
-	slices.SortFunc(sorted, func(a, b *discovery.EndpointSlice) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(sorted, func(a, b *object.EndpointSlice) int { return cmp.Compare(a.Name, b.Name) })
 
 	merged := map[portKey][]candidate{}
 	for _, s := range sorted {
@@ -117,7 +112,7 @@ func dedup(list []candidate) []candidate {
 
 // validSliceEndpoints validates every endpoint of a slice once; only the
 // first address counts, as upstream uses it.
-func validSliceEndpoints(s *discovery.EndpointSlice, rej *rejections) []sliceEndpoint {
+func validSliceEndpoints(s *object.EndpointSlice, rej *rejections) []sliceEndpoint {
 	var fam graph.IPFamily
 	switch s.AddressType {
 	case discovery.AddressTypeIPv4:
@@ -132,11 +127,11 @@ func validSliceEndpoints(s *discovery.EndpointSlice, rej *rejections) []sliceEnd
 	for i := range s.Endpoints {
 		e := &s.Endpoints[i]
 		f := func() string { return fmt.Sprintf("endpoints[%d].addresses[0]", i) }
-		if len(e.Addresses) == 0 {
+		if e.NoAddress {
 			rej.add(fmt.Sprintf("endpoints[%d].addresses", i), ReasonMissingAddress, "endpoint has no address")
 			continue
 		}
-		ip, err := parseIP(e.Addresses[0])
+		ip, err := parseIP(e.Address)
 		if err != nil {
 			rej.add(f(), ReasonInvalidIP, "%v", err)
 			continue
@@ -150,31 +145,18 @@ func validSliceEndpoints(s *discovery.EndpointSlice, rej *rejections) []sliceEnd
 			continue
 		}
 		se := sliceEndpoint{
-			ip:        ip,
-			ready:     e.Conditions.Ready == nil || *e.Conditions.Ready,
-			serving:   e.Conditions.Serving == nil || *e.Conditions.Serving,
-			terminate: e.Conditions.Terminating != nil && *e.Conditions.Terminating,
-		}
-		if e.NodeName != nil {
-			se.node = *e.NodeName
-		}
-		if e.Zone != nil {
-			se.zone = *e.Zone
+			ip: ip, node: e.NodeName, zone: e.Zone,
+			ready: e.Ready, serving: e.Serving, terminate: e.Terminating,
 		}
 		if e.Hints != nil {
-			for _, z := range e.Hints.ForZones {
-				se.zoneHints = append(se.zoneHints, z.Name)
-			}
-			for _, n := range e.Hints.ForNodes {
-				se.nodeHints = append(se.nodeHints, n.Name)
-			}
+			se.zoneHints, se.nodeHints = e.Hints.ForZones, e.Hints.ForNodes
 		}
 		out = append(out, se)
 	}
 	return out
 }
 
-func validSlicePort(p discovery.EndpointPort, i int, rej *rejections) (portKey, uint16, bool) {
+func validSlicePort(p object.EndpointPort, i int, rej *rejections) (portKey, uint16, bool) {
 	field := func() string { return fmt.Sprintf("ports[%d]", i) }
 	if p.Name == nil {
 		rej.add(field()+".name", ReasonMissingPortName, "port has no name (use \"\" for an unnamed service port)")

@@ -128,7 +128,7 @@ func TestRejections(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := ServicePorts(tc.svc, tc.slices, n1, tc.opts)
+			res := fromAPI(tc.svc, tc.slices, n1, tc.opts)
 			var got []Reason
 			for _, r := range res.Rejections {
 				got = append(got, r.Reason)
@@ -157,7 +157,7 @@ func TestRejections(t *testing.T) {
 func TestUnknownAffinityType(t *testing.T) {
 	svc := Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))
 	svc.Spec.SessionAffinity = "Sticky"
-	res := ServicePorts(svc, nil, n1, Options{})
+	res := fromAPI(svc, nil, n1, Options{})
 	if len(res.Rejections) != 1 || res.Rejections[0].Reason != ReasonInvalidAffinity {
 		t.Fatalf("rejections = %v", res.Rejections)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"strings"
 	"sync"
 	"testing"
@@ -157,8 +158,8 @@ func TestStartupFullSyncThenBatchedDeltas(t *testing.T) {
 		t.Fatalf("first call %+v, want an immediate full sync", c)
 	}
 	h.idle()
-	h.tr.UpsertService(svc("a", "10.96.0.1"))
-	h.tr.UpsertService(svc("b", "10.96.0.2"))
+	h.tr.UpsertService(object.ServiceOf(svc("a", "10.96.0.1")))
+	h.tr.UpsertService(object.ServiceOf(svc("b", "10.96.0.2")))
 	h.none() // within min-sync-period of the last sync: wait
 	h.step(time.Second)
 	c := h.next()
@@ -184,7 +185,7 @@ func TestZeroMinSyncPeriodAppliesAtOnce(t *testing.T) {
 	}
 	for i, name := range []string{"a", "b"} {
 		h.idle()
-		h.tr.UpsertService(svc(name, fmt.Sprintf("10.96.0.%d", i+1)))
+		h.tr.UpsertService(object.ServiceOf(svc(name, fmt.Sprintf("10.96.0.%d", i+1))))
 		if c := h.next(); c.full || strings.Join(c.ports, " ") != "+"+name || h.offset(c) != 0 {
 			t.Fatalf("call %+v, want the delta +%s at once", c, name)
 		}
@@ -198,7 +199,7 @@ func TestFailedApplyBacksOffAndRetriesEverything(t *testing.T) {
 	h.app.fail = 3
 	h.app.mu.Unlock()
 	h.idle()
-	h.tr.UpsertService(svc("a", "10.96.0.1"))
+	h.tr.UpsertService(object.ServiceOf(svc("a", "10.96.0.1")))
 	h.step(time.Second)
 	if c := h.next(); strings.Join(c.ports, " ") != "+a" {
 		t.Fatalf("first attempt %+v", c)
@@ -210,7 +211,7 @@ func TestFailedApplyBacksOffAndRetriesEverything(t *testing.T) {
 		t.Fatalf("retry 1 at %v", h.offset(c))
 	}
 	h.idle()
-	h.tr.UpsertService(svc("b", "10.96.0.2"))
+	h.tr.UpsertService(object.ServiceOf(svc("b", "10.96.0.2")))
 	h.step(time.Second) // a new change does not cut the backoff short
 	h.none()
 	h.step(time.Second)
@@ -255,7 +256,7 @@ func TestDriverPanicIsAnError(t *testing.T) {
 	h.app.panic = true
 	h.app.mu.Unlock()
 	h.idle()
-	h.tr.UpsertService(svc("a", "10.96.0.1"))
+	h.tr.UpsertService(object.ServiceOf(svc("a", "10.96.0.1")))
 	h.step(time.Second)
 	h.next()
 	h.idle()
@@ -275,7 +276,7 @@ func TestRunOnce(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Now())
 	app := &fakeApplier{clock: clk, calls: make(chan call, 4)}
 	tr := tracker.New(tracker.Options{NodeName: "n"})
-	tr.UpsertService(svc("a", "10.96.0.1"))
+	tr.UpsertService(object.ServiceOf(svc("a", "10.96.0.1")))
 	r := New(tr, app, Config{Clock: clk}, nil)
 	if err := r.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
@@ -300,7 +301,7 @@ func (a *triggeringApplier) Apply(context.Context, graph.Delta) error   { a.run.
 // /healthz fail, until the next full sync).
 func TestLateTriggerOfAnAppliedChangeIsNotQueued(t *testing.T) {
 	tr := tracker.New(tracker.Options{NodeName: "node-1"})
-	tr.UpsertService(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", v1.ProtocolTCP, 80, 8080)))
+	tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", v1.ProtocolTCP, 80, 8080))))
 	a := &triggeringApplier{}
 	r := New(tr, a, Config{}, nil)
 	a.run = r
@@ -311,7 +312,7 @@ func TestLateTriggerOfAnAppliedChangeIsNotQueued(t *testing.T) {
 		t.Fatalf("nothing is pending, yet a change is reported queued since %v", st.QueuedSince)
 	}
 	// A change that is really pending stays queued.
-	tr.UpsertService(Service("ns", "api", ClusterIPs("10.96.0.11"), Port("http", v1.ProtocolTCP, 80, 8080)))
+	tr.UpsertService(object.ServiceOf(Service("ns", "api", ClusterIPs("10.96.0.11"), Port("http", v1.ProtocolTCP, 80, 8080))))
 	r.Trigger()
 	if st := r.Status(); st.QueuedSince.IsZero() {
 		t.Fatal("a pending change is not reported queued")

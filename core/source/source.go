@@ -7,17 +7,19 @@ import (
 	"context"
 
 	"github.com/switchyard-proxy/switchyard/core/build"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	v1 "k8s.io/api/core/v1"
-	discovery "k8s.io/api/discovery/v1"
 )
 
-// Sink receives object changes. Objects passed in are read-only: the sink
+// Sink receives object changes: Services and EndpointSlices as the core's
+// own copies (package object; sources convert with an object.Converter),
+// Nodes trimmed by object.Node. Objects passed in are read-only: the sink
 // keeps the pointer and never modifies it. Implementations are safe for
 // concurrent use.
 type Sink interface {
-	UpsertService(*v1.Service)
+	UpsertService(*object.Service)
 	DeleteService(namespace, name string)
-	UpsertEndpointSlice(*discovery.EndpointSlice)
+	UpsertEndpointSlice(*object.EndpointSlice)
 	DeleteEndpointSlice(namespace, name string)
 	UpsertNode(*v1.Node)
 	DeleteNode(name string)

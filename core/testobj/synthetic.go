@@ -3,6 +3,7 @@ package testobj
 import (
 	"bytes"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"net/netip"
 
 	v1 "k8s.io/api/core/v1"
@@ -62,12 +63,13 @@ func Synthetic(n, epsPer int) Cluster {
 // Feed hands the cluster to a sink (a tracker): the Node, then every
 // Service and slice.
 func (c Cluster) Feed(s Sink) {
+	var conv object.Converter // one, as a source has
 	s.UpsertNode(c.Node)
 	for _, svc := range c.Services {
-		s.UpsertService(svc)
+		s.UpsertService(conv.Service(svc))
 	}
 	for _, sl := range c.Slices {
-		s.UpsertEndpointSlice(sl)
+		s.UpsertEndpointSlice(conv.EndpointSlice(sl))
 	}
 }
 
@@ -94,8 +96,8 @@ func (c Cluster) File(marshal func(any) ([]byte, error)) ([]byte, error) {
 
 // Sink is the part of source.Sink Feed needs.
 type Sink interface {
-	UpsertService(*v1.Service)
-	UpsertEndpointSlice(*discovery.EndpointSlice)
+	UpsertService(*object.Service)
+	UpsertEndpointSlice(*object.EndpointSlice)
 	UpsertNode(*v1.Node)
 }
 

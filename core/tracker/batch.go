@@ -6,7 +6,7 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/build"
 	"github.com/switchyard-proxy/switchyard/core/graph"
-	discovery "k8s.io/api/discovery/v1"
+	"github.com/switchyard-proxy/switchyard/core/object"
 )
 
 // Batch is one unit of work for a driver: the delta since the last commit
@@ -149,8 +149,8 @@ func freshRejections(prev, cur []build.Rejection) []build.Rejection {
 	return out
 }
 
-func sliceList(m map[string]*discovery.EndpointSlice) []*discovery.EndpointSlice {
-	out := make([]*discovery.EndpointSlice, 0, len(m))
+func sliceList(m map[string]*object.EndpointSlice) []*object.EndpointSlice {
+	out := make([]*object.EndpointSlice, 0, len(m))
 	for _, s := range m {
 		out = append(out, s)
 	}

@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"runtime"
 	"testing"
 
@@ -63,7 +64,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				tr.UpsertEndpointSlice(versions[i%2])
+				tr.UpsertEndpointSlice(object.EndpointSliceOf(versions[i%2]))
 				bt := tr.Next(false)
 				if len(bt.Delta.Updated) != 1 {
 					b.Fatalf("delta touches %d service ports, want 1", bt.Delta.Len())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/build"
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -16,7 +17,7 @@ import (
 // spec.podCIDR; one per family). Pod CIDRs that do not parse, or a second
 // one of a family, are left out and returned as rejections.
 func NodeView(n *v1.Node) (graph.Node, []build.Rejection) {
-	view := graph.Node{Name: n.Name, Zone: n.Labels[build.LabelZone]}
+	view := graph.Node{Name: n.Name, Zone: n.Labels[object.LabelZone]}
 	var byFamily [3]netip.Addr
 	var order []graph.IPFamily
 	for _, typ := range []v1.NodeAddressType{v1.NodeInternalIP, v1.NodeExternalIP} {

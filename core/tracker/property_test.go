@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"math/rand/v2"
 	"testing"
 
@@ -20,10 +21,10 @@ type world struct {
 
 func (w *world) feed(tr *Tracker) {
 	for _, s := range w.services {
-		tr.UpsertService(s)
+		tr.UpsertService(object.ServiceOf(s))
 	}
 	for _, s := range w.slices {
-		tr.UpsertEndpointSlice(s)
+		tr.UpsertEndpointSlice(object.EndpointSliceOf(s))
 	}
 	if w.node != nil {
 		tr.UpsertNode(w.node)
@@ -81,7 +82,7 @@ func TestRandomChangesConverge(t *testing.T) {
 			case op < 3:
 				n := svcNames[r.IntN(len(svcNames))]
 				w.services[n] = randomService(r, n)
-				tr.UpsertService(w.services[n])
+				tr.UpsertService(object.ServiceOf(w.services[n]))
 			case op == 3:
 				n := svcNames[r.IntN(len(svcNames))]
 				delete(w.services, n)
@@ -89,7 +90,7 @@ func TestRandomChangesConverge(t *testing.T) {
 			case op < 8:
 				name := fmt.Sprintf("s%d", r.IntN(6))
 				w.slices[name] = randomSlice(r, svcNames[r.IntN(len(svcNames))], name)
-				tr.UpsertEndpointSlice(w.slices[name])
+				tr.UpsertEndpointSlice(object.EndpointSliceOf(w.slices[name]))
 			case op == 8:
 				name := fmt.Sprintf("s%d", r.IntN(6))
 				delete(w.slices, name)

@@ -6,15 +6,9 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/build"
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/source"
-	v1 "k8s.io/api/core/v1"
-	discovery "k8s.io/api/discovery/v1"
 )
-
-// AnnotationLastChangeTriggerTime is set by the EndpointSlice controller to
-// when the change behind a slice happened; upstream measures network
-// programming latency from it.
-const AnnotationLastChangeTriggerTime = "endpoints.kubernetes.io/last-change-trigger-time"
 
 // Observer hears about changes and refused input (for logs and metrics).
 type Observer interface {
@@ -47,12 +41,12 @@ type sliceKey struct{ namespace, name string }
 
 // serviceState is everything the tracker keeps per Service key.
 type serviceState struct {
-	svc        *v1.Service
-	slices     map[string]*discovery.EndpointSlice // by slice name
-	applied    []*graph.ServicePort                // as last committed, sorted
-	rejections []build.Rejection                   // from the last build
-	dirty      uint64                              // generation of the newest change; 0 = clean
-	changedAt  time.Time                           // earliest change not yet committed
+	svc        *object.Service
+	slices     map[string]*object.EndpointSlice // by slice name
+	applied    []*graph.ServicePort             // as last committed, sorted
+	rejections []build.Rejection                // from the last build
+	dirty      uint64                           // generation of the newest change; 0 = clean
+	changedAt  time.Time                        // earliest change not yet committed
 }
 
 // Tracker implements source.Sink and produces Batches. It is safe for
@@ -143,7 +137,7 @@ func (t *Tracker) forget(k svcKey) {
 }
 
 // UpsertService implements source.Sink.
-func (t *Tracker) UpsertService(svc *v1.Service) {
+func (t *Tracker) UpsertService(svc *object.Service) {
 	t.opts.Observer.ObjectChanged("Service")
 	t.mu.Lock()
 	k := svcKey{svc.Namespace, svc.Name}
@@ -167,10 +161,10 @@ func (t *Tracker) DeleteService(namespace, name string) {
 }
 
 // UpsertEndpointSlice implements source.Sink.
-func (t *Tracker) UpsertEndpointSlice(s *discovery.EndpointSlice) {
+func (t *Tracker) UpsertEndpointSlice(s *object.EndpointSlice) {
 	t.opts.Observer.ObjectChanged("EndpointSlice")
 	sk := sliceKey{s.Namespace, s.Name}
-	svcName := s.Labels[build.LabelServiceName]
+	svcName := s.ServiceName
 	t.mu.Lock()
 	now := t.changeTime(s)
 	if old, ok := t.sliceOwner[sk]; ok && old.name != svcName {
@@ -181,7 +175,7 @@ func (t *Tracker) UpsertEndpointSlice(s *discovery.EndpointSlice) {
 		r := build.Rejection{
 			Object: build.ObjectRef{Kind: "EndpointSlice", Namespace: s.Namespace, Name: s.Name},
 			Field:  "metadata.labels", Reason: build.ReasonMissingServiceName,
-			Message: "slice has no " + build.LabelServiceName + " label (or no name): ignored",
+			Message: "slice has no " + object.LabelServiceName + " label (or no name): ignored",
 		}
 		if _, seen := t.orphanRejs[sk]; !seen {
 			rej = &r
@@ -192,7 +186,7 @@ func (t *Tracker) UpsertEndpointSlice(s *discovery.EndpointSlice) {
 		k := svcKey{s.Namespace, svcName}
 		st := t.state(k)
 		if st.slices == nil {
-			st.slices = map[string]*discovery.EndpointSlice{}
+			st.slices = map[string]*object.EndpointSlice{}
 		}
 		st.slices[s.Name] = s
 		t.sliceOwner[sk] = k
@@ -228,12 +222,10 @@ func (t *Tracker) removeSlice(sk sliceKey, k svcKey, now time.Time) {
 
 // changeTime is when the change behind a slice happened: the controller's
 // trigger-time annotation when present and sane, else now.
-func (t *Tracker) changeTime(s *discovery.EndpointSlice) time.Time {
+func (t *Tracker) changeTime(s *object.EndpointSlice) time.Time {
 	now := t.opts.Now()
-	if v, ok := s.Annotations[AnnotationLastChangeTriggerTime]; ok {
-		if at, err := time.Parse(time.RFC3339Nano, v); err == nil && !at.After(now) {
-			return at
-		}
+	if at := s.TriggerTime; !at.IsZero() && !at.After(now) {
+		return at
 	}
 	return now
 }

@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"slices"
 	"strings"
 	"testing"
@@ -79,9 +80,9 @@ func endpointsOf(sp *graph.ServicePort) string {
 
 func TestDeltas(t *testing.T) {
 	tr, _ := newTracker(t)
-	tr.UpsertService(web("a", "10.96.0.1"))
-	tr.UpsertService(web("b", "10.96.0.2"))
-	tr.UpsertEndpointSlice(webSlice("a", "a-1", "10.244.0.1"))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
+	tr.UpsertService(object.ServiceOf(web("b", "10.96.0.2")))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(webSlice("a", "a-1", "10.244.0.1")))
 	b := tr.Next(false)
 	if got := describe(b.Delta); got != "+ns/a:http/TCP +ns/b:http/TCP" {
 		t.Fatalf("first delta = %q", got)
@@ -92,7 +93,7 @@ func TestDeltas(t *testing.T) {
 	}
 
 	// One endpoint change touches only its own service, old and new given.
-	tr.UpsertEndpointSlice(webSlice("a", "a-1", "10.244.0.1", "10.244.0.2"))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(webSlice("a", "a-1", "10.244.0.1", "10.244.0.2")))
 	b = tr.Next(false)
 	if got := describe(b.Delta); got != "~ns/a:http/TCP" {
 		t.Fatalf("delta = %q", got)
@@ -104,7 +105,7 @@ func TestDeltas(t *testing.T) {
 	tr.Commit(b)
 
 	// Re-sending an identical object changes nothing.
-	tr.UpsertService(web("b", "10.96.0.2"))
+	tr.UpsertService(object.ServiceOf(web("b", "10.96.0.2")))
 	b = tr.Next(false)
 	if !b.Delta.Empty() {
 		t.Fatalf("identical upsert gave %q", describe(b.Delta))
@@ -115,13 +116,13 @@ func TestDeltas(t *testing.T) {
 	}
 
 	// Removing a port from the spec removes just that entry.
-	tr.UpsertService(web("a", "10.96.0.1", Port("metrics", tcp, 9090, 0)))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1", Port("metrics", tcp, 9090, 0))))
 	b = tr.Next(false)
 	if got := describe(b.Delta); got != "+ns/a:metrics/TCP" {
 		t.Fatalf("delta = %q", got)
 	}
 	tr.Commit(b)
-	tr.UpsertService(web("a", "10.96.0.1"))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
 	b = tr.Next(false)
 	if got := describe(b.Delta); got != "-ns/a:metrics/TCP" {
 		t.Fatalf("delta = %q", got)
@@ -135,7 +136,7 @@ func TestDeltas(t *testing.T) {
 		t.Fatalf("delete delta = %q", got)
 	}
 	tr.Commit(b)
-	tr.UpsertService(web("a", "10.96.0.1"))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
 	b = tr.Next(false)
 	if got := describe(b.Delta); got != "+ns/a:http/TCP" || endpointsOf(b.Delta.Added[0]) != "10.244.0.1:8080 10.244.0.2:8080" {
 		t.Fatalf("re-add delta = %q %v", describe(b.Delta), b.Delta.Added)
@@ -144,16 +145,16 @@ func TestDeltas(t *testing.T) {
 
 func TestFailedApplyIsRetriedWithEverythingPending(t *testing.T) {
 	tr, _ := newTracker(t)
-	tr.UpsertService(web("a", "10.96.0.1"))
-	tr.UpsertService(web("b", "10.96.0.2"))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
+	tr.UpsertService(object.ServiceOf(web("b", "10.96.0.2")))
 	tr.Commit(tr.Next(false))
 
-	tr.UpsertEndpointSlice(webSlice("a", "a-1", "10.244.0.1"))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(webSlice("a", "a-1", "10.244.0.1")))
 	failed := tr.Next(false) // the driver fails: no Commit
 	if describe(failed.Delta) != "~ns/a:http/TCP" {
 		t.Fatalf("delta = %q", describe(failed.Delta))
 	}
-	tr.UpsertEndpointSlice(webSlice("b", "b-1", "10.244.0.9"))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(webSlice("b", "b-1", "10.244.0.9")))
 	retry := tr.Next(false)
 	if got := describe(retry.Delta); got != "~ns/a:http/TCP ~ns/b:http/TCP" {
 		t.Fatalf("retry delta = %q, want both changes", got)
@@ -169,10 +170,10 @@ func TestFailedApplyIsRetriedWithEverythingPending(t *testing.T) {
 
 func TestChangeDuringOutstandingBatchStaysPending(t *testing.T) {
 	tr, _ := newTracker(t)
-	tr.UpsertService(web("a", "10.96.0.1"))
-	tr.UpsertEndpointSlice(webSlice("a", "a-1", "10.244.0.1"))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(webSlice("a", "a-1", "10.244.0.1")))
 	b := tr.Next(false)
-	tr.UpsertEndpointSlice(webSlice("a", "a-1", "10.244.0.7")) // arrives while the driver works
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(webSlice("a", "a-1", "10.244.0.7"))) // arrives while the driver works
 	tr.Commit(b)
 	if !tr.HasPending() {
 		t.Fatal("the newer change was lost")
@@ -188,11 +189,11 @@ func TestChangeDuringOutstandingBatchStaysPending(t *testing.T) {
 
 func TestSliceMovesBetweenServices(t *testing.T) {
 	tr, _ := newTracker(t)
-	tr.UpsertService(web("a", "10.96.0.1"))
-	tr.UpsertService(web("b", "10.96.0.2"))
-	tr.UpsertEndpointSlice(webSlice("a", "s", "10.244.0.1"))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
+	tr.UpsertService(object.ServiceOf(web("b", "10.96.0.2")))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(webSlice("a", "s", "10.244.0.1")))
 	tr.Commit(tr.Next(false))
-	tr.UpsertEndpointSlice(webSlice("b", "s", "10.244.0.1"))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(webSlice("b", "s", "10.244.0.1")))
 	b := tr.Next(false)
 	if got := describe(b.Delta); got != "~ns/a:http/TCP ~ns/b:http/TCP" {
 		t.Fatalf("delta = %q", got)
@@ -206,10 +207,10 @@ func TestSliceMovesBetweenServices(t *testing.T) {
 
 func TestNodeChanges(t *testing.T) {
 	tr, _ := newTracker(t)
-	tr.UpsertService(web("a", "10.96.0.1"))
-	tr.UpsertService(web("b", "10.96.0.2"))
-	tr.UpsertEndpointSlice(Slice(ns, "a-1", "a", v4, SlicePort("http", tcp, 8080),
-		Endpoint("10.244.0.1", ZoneHints("zone-a")), Endpoint("10.244.0.2", ZoneHints("zone-b"))))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
+	tr.UpsertService(object.ServiceOf(web("b", "10.96.0.2")))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice(ns, "a-1", "a", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.0.1", ZoneHints("zone-a")), Endpoint("10.244.0.2", ZoneHints("zone-b")))))
 	tr.Commit(tr.Next(false))
 
 	tr.UpsertNode(Node("node-9", "zone-a", "192.0.2.9")) // not ours
@@ -242,16 +243,16 @@ func TestNodeChanges(t *testing.T) {
 
 func TestRejectionsReportedOncePerAppearance(t *testing.T) {
 	tr, rec := newTracker(t)
-	tr.UpsertService(web("a", "10.96.0.1"))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
 	bad := webSlice("a", "a-1", "10.244.0.1", "10.244.0.999")
-	tr.UpsertEndpointSlice(bad)
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(bad))
 	tr.Commit(tr.Next(false))
-	tr.UpsertEndpointSlice(bad.DeepCopy())
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(bad.DeepCopy()))
 	tr.Commit(tr.Next(false))
 	orphan := webSlice("a", "x", "10.244.0.3")
 	delete(orphan.Labels, discovery.LabelServiceName)
-	tr.UpsertEndpointSlice(orphan)
-	tr.UpsertEndpointSlice(orphan)
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(orphan))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(orphan))
 
 	var reasons []build.Reason
 	for _, r := range rec.rejected {
@@ -266,9 +267,9 @@ func TestRejectionsReportedOncePerAppearance(t *testing.T) {
 		t.Fatalf("change counts = %v", rec.changes)
 	}
 	// Fixed, then broken again: reported again.
-	tr.UpsertEndpointSlice(webSlice("a", "a-1", "10.244.0.1"))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(webSlice("a", "a-1", "10.244.0.1")))
 	tr.Commit(tr.Next(false))
-	tr.UpsertEndpointSlice(bad)
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(bad))
 	tr.Commit(tr.Next(false))
 	if n := len(rec.rejected); n != 3 {
 		t.Fatalf("reported %d times in all, want 3", n)
@@ -278,12 +279,12 @@ func TestRejectionsReportedOncePerAppearance(t *testing.T) {
 func TestChangedAtUsesTriggerTime(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	tr := New(Options{NodeName: "node-1", Now: func() time.Time { return now }})
-	tr.UpsertService(web("a", "10.96.0.1"))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
 	tr.Commit(tr.Next(true))
 	s := webSlice("a", "a-1", "10.244.0.1")
 	trigger := now.Add(-3 * time.Second)
-	s.Annotations = map[string]string{AnnotationLastChangeTriggerTime: trigger.Format(time.RFC3339Nano)}
-	tr.UpsertEndpointSlice(s)
+	s.Annotations = map[string]string{object.AnnotationLastChangeTriggerTime: trigger.Format(time.RFC3339Nano)}
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(s))
 	b := tr.Next(false)
 	if len(b.ChangedAt) != 1 || !b.ChangedAt[0].Equal(trigger) {
 		t.Fatalf("ChangedAt = %v, want [%v]", b.ChangedAt, trigger)
@@ -297,10 +298,10 @@ func TestChangesBeforeTheFirstFullSyncAreNotMeasured(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	tr := New(Options{NodeName: "node-1", Now: func() time.Time { return now }})
 	old := webSlice("a", "a-1", "10.244.0.1")
-	old.Annotations = map[string]string{AnnotationLastChangeTriggerTime: now.Add(-time.Hour).Format(time.RFC3339Nano)}
-	tr.UpsertService(web("a", "10.96.0.1"))
-	tr.UpsertEndpointSlice(old)
-	tr.UpsertService(web("b", "10.96.0.2"))
+	old.Annotations = map[string]string{object.AnnotationLastChangeTriggerTime: now.Add(-time.Hour).Format(time.RFC3339Nano)}
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(old))
+	tr.UpsertService(object.ServiceOf(web("b", "10.96.0.2")))
 	first := tr.Next(true)
 	for _, at := range first.ChangedAt {
 		if !at.IsZero() {
@@ -308,9 +309,9 @@ func TestChangesBeforeTheFirstFullSyncAreNotMeasured(t *testing.T) {
 		}
 	}
 	// b changes before the first sync is committed, and again after.
-	tr.UpsertService(web("b", "10.96.0.3"))
+	tr.UpsertService(object.ServiceOf(web("b", "10.96.0.3")))
 	tr.Commit(first)
-	tr.UpsertService(web("b", "10.96.0.4"))
+	tr.UpsertService(object.ServiceOf(web("b", "10.96.0.4")))
 	if b := tr.Next(false); len(b.ChangedAt) != 1 || !b.ChangedAt[0].Equal(now) {
 		t.Fatalf("ChangedAt = %v, want [%v]", b.ChangedAt, now)
 	}
@@ -318,9 +319,9 @@ func TestChangesBeforeTheFirstFullSyncAreNotMeasured(t *testing.T) {
 
 func TestSnapshotHoldsCleanAndDirtyServices(t *testing.T) {
 	tr, _ := newTracker(t)
-	tr.UpsertService(web("a", "10.96.0.1"))
+	tr.UpsertService(object.ServiceOf(web("a", "10.96.0.1")))
 	tr.Commit(tr.Next(false))
-	tr.UpsertService(web("b", "10.96.0.2"))
+	tr.UpsertService(object.ServiceOf(web("b", "10.96.0.2")))
 	snap := tr.Snapshot()
 	var names []string
 	for _, sp := range snap.ServicePorts {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/conformance"
-	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,7 +54,7 @@ func slice(ns, name, svc string, port int32, eps ...endpoint) *discovery.Endpoin
 			Labels: map[string]string{discovery.LabelServiceName: svc, discovery.LabelManagedBy: "switchyard-e2e"},
 			// What the EndpointSlice controller sets: the proxy measures
 			// network programming latency from it.
-			Annotations: map[string]string{tracker.AnnotationLastChangeTriggerTime: time.Now().UTC().Format(time.RFC3339Nano)}},
+			Annotations: map[string]string{object.AnnotationLastChangeTriggerTime: time.Now().UTC().Format(time.RFC3339Nano)}},
 		AddressType: discovery.AddressTypeIPv4,
 		Ports:       []discovery.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To(port)}},
 	}

@@ -162,8 +162,8 @@ func (l *Load) addDocument(file string, index, line, item int, body []byte, dec 
 	}
 }
 
-// object is what the parser needs of Services, EndpointSlices and Nodes.
-type object interface {
+// named is what the parser needs of Services, EndpointSlices and Nodes.
+type named interface {
 	GetName() string
 	GetNamespace() string
 	SetNamespace(string)
@@ -173,7 +173,7 @@ type object interface {
 // (reporting the repeat: the later document wins). It requires a name; a
 // namespaced object without a namespace goes to "default", as kubectl apply
 // would put it.
-func add[T object](l *Load, list []T, o T, kind string, index int, fail func(error)) []T {
+func add[T named](l *Load, list []T, o T, kind string, index int, fail func(error)) []T {
 	if o.GetName() == "" {
 		fail(fmt.Errorf("metadata.name is missing"))
 		return list

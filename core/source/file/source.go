@@ -8,11 +8,10 @@ import (
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/build"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/source"
 	v1 "k8s.io/api/core/v1"
-	discovery "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/runtime"
+	"reflect"
 )
 
 // Source watches one file by polling its size, modification time and
@@ -25,11 +24,11 @@ type Source struct {
 	// OnLoad, if set, is told about every load that reached the sink.
 	OnLoad func(Load)
 
-	last      *[sha256.Size]byte // digest of the contents last loaded (not the contents: 13 MiB at 10k Services)
-	lastStat  stamp
-	current   map[string]runtime.Object // by objectKey, as handed to the sink
-	reported  map[string]bool           // errors already reported, by text
-	compactor source.Compactor
+	last     *[sha256.Size]byte // digest of the contents last loaded (not the contents: 13 MiB at 10k Services)
+	lastStat stamp
+	current  map[string]any  // by objectKey, as handed to the sink
+	reported map[string]bool // errors already reported, by text
+	conv     object.Converter
 }
 
 var _ source.Source = (*Source)(nil)
@@ -48,7 +47,7 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 	if s.Observer == nil {
 		s.Observer = source.NopObserver{}
 	}
-	s.current = map[string]runtime.Object{}
+	s.current = map[string]any{}
 	s.reported = map[string]bool{}
 	data, st, err := read(s.Path)
 	if err != nil {
@@ -110,16 +109,16 @@ func (s *Source) load(data []byte, st stamp, sink source.Sink) {
 	}
 	s.last = &sum
 	l := Parse(s.Path, data)
-	next := map[string]runtime.Object{}
-	// Kept objects are compacted, as the kube source's are.
+	next := make(map[string]any, len(s.current))
+	// Kept as the core's copies, as the kube source keeps them.
 	for _, o := range l.Services {
-		next[objectKey("Service", o.Namespace, o.Name)] = s.compactor.Compact(o).(runtime.Object)
+		next[objectKey("Service", o.Namespace, o.Name)] = s.conv.Service(o)
 	}
 	for _, o := range l.Slices {
-		next[objectKey("EndpointSlice", o.Namespace, o.Name)] = s.compactor.Compact(o).(runtime.Object)
+		next[objectKey("EndpointSlice", o.Namespace, o.Name)] = s.conv.EndpointSlice(o)
 	}
 	for _, o := range l.Nodes {
-		next[objectKey("Node", "", o.Name)] = s.compactor.Compact(o).(runtime.Object)
+		next[objectKey("Node", "", o.Name)] = object.Node(o)
 	}
 
 	// A broken document must not delete what it used to describe: keep its
@@ -144,7 +143,7 @@ func (s *Source) load(data []byte, st stamp, sink source.Sink) {
 		deleteObject(sink, old)
 	}
 	for key, o := range next {
-		if old, ok := s.current[key]; !ok || !equality.Semantic.DeepEqual(old, o) {
+		if old, ok := s.current[key]; !ok || !reflect.DeepEqual(old, o) {
 			upsertObject(sink, o)
 		}
 	}
@@ -178,22 +177,22 @@ func (s *Source) report(r build.Rejection) {
 	s.Observer.Rejected(r)
 }
 
-func upsertObject(sink source.Sink, o runtime.Object) {
+func upsertObject(sink source.Sink, o any) {
 	switch x := o.(type) {
-	case *v1.Service:
+	case *object.Service:
 		sink.UpsertService(x)
-	case *discovery.EndpointSlice:
+	case *object.EndpointSlice:
 		sink.UpsertEndpointSlice(x)
 	case *v1.Node:
 		sink.UpsertNode(x)
 	}
 }
 
-func deleteObject(sink source.Sink, o runtime.Object) {
+func deleteObject(sink source.Sink, o any) {
 	switch x := o.(type) {
-	case *v1.Service:
+	case *object.Service:
 		sink.DeleteService(x.Namespace, x.Name)
-	case *discovery.EndpointSlice:
+	case *object.EndpointSlice:
 		sink.DeleteEndpointSlice(x.Namespace, x.Name)
 	case *v1.Node:
 		sink.DeleteNode(x.Name)

@@ -3,6 +3,7 @@ package file
 import (
 	"context"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/build"
 	v1 "k8s.io/api/core/v1"
-	discovery "k8s.io/api/discovery/v1"
 )
 
 // eventSink records what the source hands over, as short strings.
@@ -24,11 +24,11 @@ type eventSink struct {
 }
 
 func (s *eventSink) add(e string) { s.mu.Lock(); s.events = append(s.events, e); s.mu.Unlock() }
-func (s *eventSink) UpsertService(x *v1.Service) {
+func (s *eventSink) UpsertService(x *object.Service) {
 	s.add("+svc " + x.Namespace + "/" + x.Name)
 }
 func (s *eventSink) DeleteService(ns, n string) { s.add("-svc " + ns + "/" + n) }
-func (s *eventSink) UpsertEndpointSlice(x *discovery.EndpointSlice) {
+func (s *eventSink) UpsertEndpointSlice(x *object.EndpointSlice) {
 	s.add("+slice " + x.Namespace + "/" + x.Name)
 }
 func (s *eventSink) DeleteEndpointSlice(ns, n string) { s.add("-slice " + ns + "/" + n) }

@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchyard-proxy/switchyard/core/build"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/source"
 	v1 "k8s.io/api/core/v1"
-	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,13 +41,13 @@ var _ source.Source = (*Source)(nil)
 // unless a proxy name is set (the builder then picks ours).
 func Selector(proxyName string) (labels.Selector, error) {
 	sel := labels.NewSelector()
-	headless, err := labels.NewRequirement(build.LabelHeadless, selection.DoesNotExist, nil)
+	headless, err := labels.NewRequirement(object.LabelHeadless, selection.DoesNotExist, nil)
 	if err != nil {
 		return nil, err
 	}
 	sel = sel.Add(*headless)
 	if proxyName == "" {
-		noProxy, err := labels.NewRequirement(build.LabelServiceProxyName, selection.DoesNotExist, nil)
+		noProxy, err := labels.NewRequirement(object.LabelServiceProxyName, selection.DoesNotExist, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -64,10 +63,11 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 	if err != nil {
 		return err
 	}
-	// Objects are compacted before they enter the caches (see
-	// source.Compactor).
-	var compactor source.Compactor
-	trim := func(obj any) (any, error) { return compactor.Compact(obj), nil }
+	// Objects are converted to the core's copies before they enter the
+	// caches: the caches and the core share them, and the API types are
+	// never kept (package object).
+	var conv object.Converter
+	trim := conv.Convert
 	objects := informers.NewSharedInformerFactoryWithOptions(s.Client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel.String() }),
 		informers.WithTransform(trim))
@@ -93,8 +93,8 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 		inf cache.SharedIndexInformer
 		h   cache.ResourceEventHandler
 	}{
-		{svcInf, handler(sink.UpsertService, func(o *v1.Service) { sink.DeleteService(o.Namespace, o.Name) })},
-		{sliceInf, handler(sink.UpsertEndpointSlice, func(o *discovery.EndpointSlice) { sink.DeleteEndpointSlice(o.Namespace, o.Name) })},
+		{svcInf, handler(sink.UpsertService, func(o *object.Service) { sink.DeleteService(o.Namespace, o.Name) })},
+		{sliceInf, handler(sink.UpsertEndpointSlice, func(o *object.EndpointSlice) { sink.DeleteEndpointSlice(o.Namespace, o.Name) })},
 		{nodeInf, handler(sink.UpsertNode, func(o *v1.Node) { sink.DeleteNode(o.Name) })},
 	} {
 		r, err := reg.inf.AddEventHandler(reg.h)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"os"
 	"strings"
 	"sync"
@@ -148,17 +149,17 @@ type slowSink struct {
 	services int
 }
 
-func (s *slowSink) UpsertService(*v1.Service) {
+func (s *slowSink) UpsertService(*object.Service) {
 	time.Sleep(time.Millisecond)
 	s.mu.Lock()
 	s.services++
 	s.mu.Unlock()
 }
-func (s *slowSink) DeleteService(string, string)                 {}
-func (s *slowSink) UpsertEndpointSlice(*discovery.EndpointSlice) {}
-func (s *slowSink) DeleteEndpointSlice(string, string)           {}
-func (s *slowSink) UpsertNode(*v1.Node)                          {}
-func (s *slowSink) DeleteNode(string)                            {}
+func (s *slowSink) DeleteService(string, string)              {}
+func (s *slowSink) UpsertEndpointSlice(*object.EndpointSlice) {}
+func (s *slowSink) DeleteEndpointSlice(string, string)        {}
+func (s *slowSink) UpsertNode(*v1.Node)                       {}
+func (s *slowSink) DeleteNode(string)                         {}
 
 // Start returns only once the handlers have seen the whole initial list:
 // a first full sync taken from a partial view would remove from the
