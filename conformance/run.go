@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"maps"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/build"
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/source/file"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"github.com/switchyard-proxy/switchyard/dataplanes"

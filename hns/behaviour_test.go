@@ -2,11 +2,11 @@ package hns_test
 
 import (
 	"fmt"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"net/netip"
 	"strings"
 	"testing"
 
+	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/hns"

@@ -3,12 +3,12 @@ package hns_test
 import (
 	"context"
 	"fmt"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"github.com/switchyard-proxy/switchyard/hns"

@@ -2,11 +2,11 @@ package hns_test
 
 import (
 	"encoding/json"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/hns"
 	"github.com/switchyard-proxy/switchyard/hns/hnssim"

@@ -2,9 +2,9 @@ package ovs
 
 import (
 	"fmt"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"testing"
 
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	discovery "k8s.io/api/discovery/v1"

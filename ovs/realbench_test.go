@@ -5,13 +5,13 @@ package ovs
 import (
 	"context"
 	"fmt"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"

@@ -4,11 +4,11 @@ package ovs
 
 import (
 	"errors"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 	v1 "k8s.io/api/core/v1"

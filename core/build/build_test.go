@@ -1,13 +1,13 @@
 package build
 
 import (
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"

@@ -3,11 +3,11 @@ package build
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"slices"
 	"testing"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -145,7 +145,7 @@ func validSliceEndpoints(s *object.EndpointSlice, rej *rejections) []sliceEndpoi
 			continue
 		}
 		se := sliceEndpoint{
-			ip: ip, node: e.NodeName, zone: e.Zone,
+			ip: ip, node: e.NodeName(), zone: e.Zone(),
 			ready: e.Ready, serving: e.Serving, terminate: e.Terminating,
 		}
 		if e.Hints != nil {

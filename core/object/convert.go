@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Labels and annotations the core reads.
@@ -22,11 +23,12 @@ const (
 )
 
 // Converter makes the core's copies. It shares what repeats across
-// objects (each node name and zone is kept once); the zero value is ready
+// objects (each node name and zone, and each pair of them, is kept once); the zero value is ready
 // and it is safe for concurrent use.
 type Converter struct {
 	mu      sync.Mutex
 	strings map[string]string
+	wheres  map[Where]*Where
 }
 
 // Convert is an informer transform: it converts a Service or an
@@ -123,11 +125,8 @@ func (c *Converter) EndpointSlice(s *discovery.EndpointSlice) *EndpointSlice {
 		} else {
 			ep.Address = e.Addresses[0]
 		}
-		if e.NodeName != nil {
-			ep.NodeName = c.intern(*e.NodeName)
-		}
-		if e.Zone != nil {
-			ep.Zone = c.intern(*e.Zone)
+		if e.NodeName != nil || e.Zone != nil {
+			ep.Where = c.where(Where{NodeName: ptr.Deref(e.NodeName, ""), Zone: ptr.Deref(e.Zone, "")})
 		}
 		ep.Ready = e.Conditions.Ready == nil || *e.Conditions.Ready
 		ep.Serving = e.Conditions.Serving == nil || *e.Conditions.Serving
@@ -143,6 +142,19 @@ func (c *Converter) EndpointSlice(s *discovery.EndpointSlice) *EndpointSlice {
 		}
 	}
 	return out
+}
+
+// where returns the shared copy of w (c.mu held).
+func (c *Converter) where(w Where) *Where {
+	if c.wheres == nil {
+		c.wheres = map[Where]*Where{}
+	}
+	if p, ok := c.wheres[w]; ok {
+		return p
+	}
+	p := &Where{NodeName: c.intern(w.NodeName), Zone: c.intern(w.Zone)}
+	c.wheres[w] = p
+	return p
 }
 
 // intern returns the shared copy of s (c.mu held).

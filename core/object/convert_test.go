@@ -83,16 +83,21 @@ func TestEndpointSliceKeepsWhatTheCoreReadsAndSharesWhatRepeats(t *testing.T) {
 		t.Fatalf("endpoints: %+v", a.Endpoints)
 	}
 	wantEps := []Endpoint{
-		{Address: "10.244.0.5", NodeName: "node-1", Zone: "zone-a", Serving: true, Terminating: true},
-		{Address: "10.244.0.6", NodeName: "node-1", Zone: "zone-a", Hints: &Hints{ForZones: []string{"zone-a"}, ForNodes: []string{"node-1"}}, Ready: true, Serving: true},
+		{Address: "10.244.0.5", Where: &Where{NodeName: "node-1", Zone: "zone-a"}, Serving: true, Terminating: true},
+		{Address: "10.244.0.6", Where: &Where{NodeName: "node-1", Zone: "zone-a"}, Hints: &Hints{ForZones: []string{"zone-a"}, ForNodes: []string{"node-1"}}, Ready: true, Serving: true},
 		{NoAddress: true, Ready: true, Serving: true},
 	}
 	if diff := cmpDiff(wantEps, a.Endpoints); diff != "" {
 		t.Errorf("endpoints differ:\n%s", diff)
 	}
 	b := out[1]
-	if !sameString(a.Endpoints[0].NodeName, b.Endpoints[1].NodeName) || !sameString(a.Endpoints[0].Zone, b.Endpoints[0].Zone) {
-		t.Errorf("node names and zones are not shared across slices")
+	if a.Endpoints[0].Where != b.Endpoints[1].Where {
+		t.Errorf("endpoints on one node and zone do not share their Where across slices")
+	}
+	other := c.EndpointSlice(testobj.Slice("ns", "db-1", "db", discovery.AddressTypeIPv4,
+		testobj.Endpoint("10.244.1.5", testobj.OnNode("node-1"), testobj.InZone("zone-b"))))
+	if w := other.Endpoints[0].Where; w == a.Endpoints[0].Where || !sameString(w.NodeName, a.Endpoints[0].NodeName()) {
+		t.Errorf("another zone on the same node: %+v (node name not shared, or the same Where)", w)
 	}
 	bad := testobj.Slice("ns", "x", "web", discovery.AddressTypeIPv4)
 	bad.Annotations = map[string]string{AnnotationLastChangeTriggerTime: "yesterday"}

@@ -100,14 +100,36 @@ type Endpoint struct {
 	// Address is the first address, the one upstream uses ("" with
 	// NoAddress when the list is empty).
 	Address string
-	// NodeName and Zone are "" when unset; equal values share memory.
-	NodeName, Zone string
+	// Where is the endpoint's node and zone; nil when neither is set.
+	// Endpoints on one node share one.
+	Where *Where
 	// Hints are nil when the endpoint has none.
 	Hints *Hints
 	// The conditions with the API's defaults for unset ones: ready and
 	// serving unless false, terminating only when true.
 	Ready, Serving, Terminating bool
 	NoAddress                   bool
+}
+
+// Where is the node and zone of endpoints ("" when unset).
+type Where struct {
+	NodeName, Zone string
+}
+
+// NodeName is the endpoint's node ("" when unset).
+func (e *Endpoint) NodeName() string {
+	if e.Where == nil {
+		return ""
+	}
+	return e.Where.NodeName
+}
+
+// Zone is the endpoint's zone ("" when unset).
+func (e *Endpoint) Zone() string {
+	if e.Where == nil {
+		return ""
+	}
+	return e.Where.Zone
 }
 
 // Hints are an endpoint's topology hints.

@@ -3,11 +3,12 @@ package testobj
 import (
 	"bytes"
 	"fmt"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"net/netip"
 
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+
+	"github.com/switchyard-proxy/switchyard/core/object"
 )
 
 // Cluster is a synthetic cluster for benchmarks and scale tests.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/build"
 	"github.com/switchyard-proxy/switchyard/core/graph"
-	"github.com/switchyard-proxy/switchyard/core/object"
 )
 
 // Batch is one unit of work for a driver: the delta since the last commit
@@ -44,7 +43,7 @@ func (t *Tracker) Next(full bool) *Batch {
 	var newRejections []build.Rejection
 	for k := range t.dirty {
 		st := t.services[k]
-		res := build.ServicePorts(st.svc, sliceList(st.slices), t.node, t.opts.Build)
+		res := build.ServicePorts(st.svc, st.slices, t.node, t.opts.Build)
 		newRejections = append(newRejections, freshRejections(st.rejections, res.Rejections)...)
 		st.rejections = res.Rejections
 		b.built[k] = builtService{gen: st.dirty, ports: res.Ports}
@@ -145,14 +144,6 @@ func freshRejections(prev, cur []build.Rejection) []build.Rejection {
 		if !slices.Contains(prev, r) {
 			out = append(out, r)
 		}
-	}
-	return out
-}
-
-func sliceList(m map[string]*object.EndpointSlice) []*object.EndpointSlice {
-	out := make([]*object.EndpointSlice, 0, len(m))
-	for _, s := range m {
-		out = append(out, s)
 	}
 	return out
 }

@@ -2,10 +2,10 @@ package tracker
 
 import (
 	"fmt"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"runtime"
 	"testing"
 
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	discovery "k8s.io/api/discovery/v1"
 )

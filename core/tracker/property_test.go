@@ -2,11 +2,11 @@ package tracker
 
 import (
 	"fmt"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"

@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -42,11 +43,11 @@ type sliceKey struct{ namespace, name string }
 // serviceState is everything the tracker keeps per Service key.
 type serviceState struct {
 	svc        *object.Service
-	slices     map[string]*object.EndpointSlice // by slice name
-	applied    []*graph.ServicePort             // as last committed, sorted
-	rejections []build.Rejection                // from the last build
-	dirty      uint64                           // generation of the newest change; 0 = clean
-	changedAt  time.Time                        // earliest change not yet committed
+	slices     []*object.EndpointSlice // any order, one per name (most Services have one or two: a map each was ~4 MiB at 10k)
+	applied    []*graph.ServicePort    // as last committed, sorted
+	rejections []build.Rejection       // from the last build
+	dirty      uint64                  // generation of the newest change; 0 = clean
+	changedAt  time.Time               // earliest change not yet committed
 }
 
 // Tracker implements source.Sink and produces Batches. It is safe for
@@ -57,7 +58,7 @@ type Tracker struct {
 	mu          sync.Mutex
 	gen         uint64
 	services    map[svcKey]*serviceState
-	sliceOwner  map[sliceKey]svcKey // which service a slice was filed under
+	sliceOwner  map[sliceKey]string // the Service (of the slice's namespace) a slice was filed under
 	orphanRejs  map[sliceKey]build.Rejection
 	node        graph.Node
 	appliedNode graph.Node
@@ -85,7 +86,7 @@ func New(opts Options) *Tracker {
 	return &Tracker{
 		opts:        opts,
 		services:    map[svcKey]*serviceState{},
-		sliceOwner:  map[sliceKey]svcKey{},
+		sliceOwner:  map[sliceKey]string{},
 		orphanRejs:  map[sliceKey]build.Rejection{},
 		dirty:       map[svcKey]struct{}{},
 		node:        graph.Node{Name: opts.NodeName},
@@ -167,8 +168,8 @@ func (t *Tracker) UpsertEndpointSlice(s *object.EndpointSlice) {
 	svcName := s.ServiceName
 	t.mu.Lock()
 	now := t.changeTime(s)
-	if old, ok := t.sliceOwner[sk]; ok && old.name != svcName {
-		t.removeSlice(sk, old, now)
+	if old, ok := t.sliceOwner[sk]; ok && old != svcName {
+		t.removeSlice(sk, svcKey{s.Namespace, old}, now)
 	}
 	var rej *build.Rejection
 	if svcName == "" || s.Name == "" {
@@ -185,11 +186,8 @@ func (t *Tracker) UpsertEndpointSlice(s *object.EndpointSlice) {
 		delete(t.orphanRejs, sk)
 		k := svcKey{s.Namespace, svcName}
 		st := t.state(k)
-		if st.slices == nil {
-			st.slices = map[string]*object.EndpointSlice{}
-		}
-		st.slices[s.Name] = s
-		t.sliceOwner[sk] = k
+		st.setSlice(s)
+		t.sliceOwner[sk] = svcName
 		t.markDirty(k, now)
 	}
 	t.mu.Unlock()
@@ -205,8 +203,8 @@ func (t *Tracker) DeleteEndpointSlice(namespace, name string) {
 	sk := sliceKey{namespace, name}
 	t.mu.Lock()
 	delete(t.orphanRejs, sk)
-	if k, ok := t.sliceOwner[sk]; ok {
-		t.removeSlice(sk, k, t.opts.Now())
+	if name, ok := t.sliceOwner[sk]; ok {
+		t.removeSlice(sk, svcKey{namespace, name}, t.opts.Now())
 	}
 	t.mu.Unlock()
 	t.opts.Notify()
@@ -215,8 +213,27 @@ func (t *Tracker) DeleteEndpointSlice(namespace, name string) {
 func (t *Tracker) removeSlice(sk sliceKey, k svcKey, now time.Time) {
 	delete(t.sliceOwner, sk)
 	if st := t.services[k]; st != nil {
-		delete(st.slices, sk.name)
+		st.removeSlice(sk.name)
 		t.markDirty(k, now)
+	}
+}
+
+// setSlice adds s, or replaces the slice of its name.
+func (st *serviceState) setSlice(s *object.EndpointSlice) {
+	for i, old := range st.slices {
+		if old.Name == s.Name {
+			st.slices[i] = s
+			return
+		}
+	}
+	st.slices = append(st.slices, s)
+}
+
+// removeSlice drops the slice named name, if there is one.
+func (st *serviceState) removeSlice(name string) {
+	st.slices = slices.DeleteFunc(st.slices, func(s *object.EndpointSlice) bool { return s.Name == name })
+	if len(st.slices) == 0 {
+		st.slices = nil
 	}
 }
 

@@ -1,7 +1,6 @@
 package tracker
 
 import (
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/build"
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"

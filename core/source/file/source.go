@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/build"
 	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/source"
 	v1 "k8s.io/api/core/v1"
-	"reflect"
 )
 
 // Source watches one file by polling its size, modification time and

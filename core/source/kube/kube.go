@@ -11,11 +11,14 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/source"
 	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -68,9 +71,9 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 	// never kept (package object).
 	var conv object.Converter
 	trim := conv.Convert
+	selected := func(o *metav1.ListOptions) { o.LabelSelector = sel.String() }
 	objects := informers.NewSharedInformerFactoryWithOptions(s.Client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel.String() }),
-		informers.WithTransform(trim))
+		informers.WithTweakListOptions(selected), informers.WithTransform(trim))
 	nodes := informers.NewSharedInformerFactoryWithOptions(s.Client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			if !s.AllNodes {
@@ -79,8 +82,15 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 		}),
 		informers.WithTransform(trim))
 
-	svcInf := objects.Core().V1().Services().Informer()
-	sliceInf := objects.Discovery().V1().EndpointSlices().Informer()
+	// Without the by-namespace index the factory's informers carry:
+	// nothing here looks objects up by namespace (~1.5 MiB at 10k).
+	noIndex := cache.Indexers{}
+	svcInf := objects.InformerFor(&v1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return coreinformers.NewFilteredServiceInformer(c, metav1.NamespaceAll, resync, noIndex, selected)
+	})
+	sliceInf := objects.InformerFor(&discovery.EndpointSlice{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return discoveryinformers.NewFilteredEndpointSliceInformer(c, metav1.NamespaceAll, resync, noIndex, selected)
+	})
 	nodeInf := nodes.Core().V1().Nodes().Informer()
 	// The first complete view is when every handler has seen the initial
 	// list, not when the informers' stores hold it: a handler still

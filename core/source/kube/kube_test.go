@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/switchyard-proxy/switchyard/core/object"
 	"os"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/source/file"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
@@ -182,5 +182,43 @@ func TestStartReturnsAfterTheHandlersSawTheInitialList(t *testing.T) {
 	sink.mu.Unlock()
 	if got != n {
 		t.Fatalf("Start returned with %d of %d Services delivered to the sink", got, n)
+	}
+}
+
+// namesSink records the Services and EndpointSlices it is handed.
+type namesSink struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (s *namesSink) add(n string) { s.mu.Lock(); s.names = append(s.names, n); s.mu.Unlock() }
+func (s *namesSink) UpsertService(o *object.Service) {
+	s.add("svc " + o.Name)
+}
+func (s *namesSink) UpsertEndpointSlice(o *object.EndpointSlice) {
+	s.add("slice " + o.Name)
+}
+func (s *namesSink) DeleteService(string, string)       {}
+func (s *namesSink) DeleteEndpointSlice(string, string) {}
+func (s *namesSink) UpsertNode(*v1.Node)                {}
+func (s *namesSink) DeleteNode(string)                  {}
+
+// TestInformersSelectAsKubeProxy: objects labelled for another proxy or
+// headless never reach the sink (the informers list with the selector).
+func TestInformersSelectAsKubeProxy(t *testing.T) {
+	web := Service("ns", "web", ClusterIPs("10.96.0.1"))
+	other := Service("ns", "other", ClusterIPs("10.96.0.2"), Label(object.LabelServiceProxyName, "another"))
+	headless := Slice("ns", "web-h", "web", discovery.AddressTypeIPv4, SliceLabel(object.LabelHeadless, ""))
+	slice := Slice("ns", "web-1", "web", discovery.AddressTypeIPv4)
+	sink := &namesSink{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := (&Source{Client: fake.NewClientset(web, other, headless, slice), NodeName: "node-1"}).Start(ctx, sink); err != nil {
+		t.Fatal(err)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if got := strings.Join(sink.names, ","); got != "svc web,slice web-1" && got != "slice web-1,svc web" {
+		t.Errorf("the sink got %q; want only the Service web and the slice web-1", got)
 	}
 }
