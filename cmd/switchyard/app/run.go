@@ -83,7 +83,8 @@ type pipeline struct {
 	driver dataplanes.Driver
 	gaps   *gapReporter
 	hc     *health.Services
-	synced bool
+	// freeing: a collection that hands memory back is running.
+	freeing atomic.Bool
 }
 
 func (p *pipeline) Sync(ctx context.Context, s graph.Snapshot) error {
@@ -92,13 +93,19 @@ func (p *pipeline) Sync(ctx context.Context, s graph.Snapshot) error {
 		return err
 	}
 	p.hc.Sync(s)
-	if !p.synced {
-		// The start (the initial lists or the file, decoded) and the first
-		// sync leave most of what they built as garbage; hand it back to
-		// the OS now instead of carrying it in RSS until the heap grows
-		// into it (in the background: the sync is done).
-		p.synced = true
-		go debug.FreeOSMemory()
+	// A full sync leaves what it read back and compared as garbage (the
+	// first one also the start's: the initial lists or the file,
+	// decoded): ~20 MiB at 10k Services for a periodic one, a third of
+	// the live heap. Collected and handed back to the OS now, in the
+	// background (the sync is done), RSS stays near the live heap
+	// instead of growing to twice it before the next collection; it
+	// costs one collection per --sync-period. docs/scale.md has the
+	// numbers.
+	if p.freeing.CompareAndSwap(false, true) {
+		go func() {
+			defer p.freeing.Store(false)
+			debug.FreeOSMemory()
+		}()
 	}
 	return nil
 }
