@@ -259,11 +259,11 @@ func (d *Driver) reconcileLocked(ctx context.Context) error {
 
 func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInfo, error) {
 	d.seenConn = d.conn.Connections()
-	flows, err := d.conn.DumpFlows(ctx, of.CookieTag, of.CookieTagMask)
+	flows, err := d.conn.DumpFlows(ctx, of.CookieTag, of.CookieTagMask, len(d.model.st.installedFlows))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading installed flows: %w", err)
 	}
-	groups, err := d.conn.DumpGroups(ctx)
+	groups, err := d.conn.DumpGroups(ctx, len(d.model.st.installedGroups))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading installed groups: %w", err)
 	}
@@ -435,7 +435,7 @@ func (d *Driver) Cleanup(ctx context.Context) error {
 // foreignState reports whether flows or groups of another controller are
 // on the bridge (then the bridge stays after cleanup).
 func (d *Driver) foreignState(ctx context.Context) (bool, error) {
-	flows, err := d.conn.DumpFlows(ctx, 0, 0)
+	flows, err := d.conn.DumpFlows(ctx, 0, 0, 0)
 	if err != nil {
 		return false, err
 	}

@@ -108,7 +108,7 @@ func (c Config) staticRoutes() []Route {
 // Routes lists every route the configuration and the frontends call for,
 // by destination.
 func (c Config) Routes(frontends []netip.Addr) map[netip.Prefix]Route {
-	out := map[netip.Prefix]Route{}
+	out := make(map[netip.Prefix]Route, len(frontends)+8)
 	for _, ip := range frontends {
 		if r, ok := c.frontendRoute(ip); ok {
 			out[r.Dst] = r

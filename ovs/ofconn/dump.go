@@ -42,8 +42,9 @@ const (
 	mpGroupDescRequest = 8  // group_id, pad
 )
 
-// DumpFlows lists installed flows whose cookie matches cookie under mask.
-func (c *Conn) DumpFlows(ctx context.Context, cookie, mask uint64) ([]FlowInfo, error) {
+// DumpFlows lists installed flows whose cookie matches cookie under mask;
+// expect is how many the caller expects (the list's first capacity).
+func (c *Conn) DumpFlows(ctx context.Context, cookie, mask uint64, expect int) ([]FlowInfo, error) {
 	body := make([]byte, 0, mpFlowDescRequest)
 	body = append(body, openflow15.OFPTT_ALL, 0, 0, 0)
 	body = binary.BigEndian.AppendUint32(body, openflow15.P_ANY)
@@ -52,7 +53,7 @@ func (c *Conn) DumpFlows(ctx context.Context, cookie, mask uint64) ([]FlowInfo, 
 	body = binary.BigEndian.AppendUint64(body, cookie)
 	body = binary.BigEndian.AppendUint64(body, mask)
 	body = append(body, 0, openflow15.MatchType_OXM, 0, 4, 0, 0, 0, 0)
-	var out []FlowInfo
+	out := make([]FlowInfo, 0, expect)
 	err := c.multipart(ctx, openflow15.MultipartType_FlowDesc, body, func(entry []byte) error {
 		if len(entry) < flowDescCookieAt+8 {
 			return fmt.Errorf("flow description of %d bytes", len(entry))
@@ -63,32 +64,54 @@ func (c *Conn) DumpFlows(ctx context.Context, cookie, mask uint64) ([]FlowInfo, 
 	return out, err
 }
 
-// DumpGroups lists every installed group with its buckets' IDs.
-func (c *Conn) DumpGroups(ctx context.Context) ([]GroupInfo, error) {
+// DumpGroups lists every installed group with its buckets' IDs; expect is
+// how many groups the caller expects (the list's first capacity). The
+// groups' bucket IDs share a few large arrays.
+func (c *Conn) DumpGroups(ctx context.Context, expect int) ([]GroupInfo, error) {
 	body := binary.BigEndian.AppendUint32(make([]byte, 0, mpGroupDescRequest), openflow15.OFPG_ALL)
 	body = binary.BigEndian.AppendUint32(body, 0)
-	var out []GroupInfo
+	out := make([]GroupInfo, 0, expect)
+	var ids []uint32
 	err := c.multipart(ctx, openflow15.MultipartType_GroupDesc, body, func(entry []byte) error {
-		if len(entry) < groupDescFixedLen {
-			return fmt.Errorf("group description of %d bytes", len(entry))
+		g, more, err := groupDesc(entry, ids)
+		if err != nil {
+			return err
 		}
-		g := GroupInfo{ID: binary.BigEndian.Uint32(entry[4:])}
-		buckets := int(binary.BigEndian.Uint16(entry[8:]))
-		if groupDescFixedLen+buckets > len(entry) {
-			return fmt.Errorf("group %d: buckets of %d bytes in %d", g.ID, buckets, len(entry))
-		}
-		for b := entry[groupDescFixedLen : groupDescFixedLen+buckets]; len(b) > 0; {
-			n := int(binary.BigEndian.Uint16(b))
-			if n < bucketFixedLen || n > len(b) {
-				return fmt.Errorf("group %d: a bucket of %d bytes", g.ID, n)
-			}
-			g.BucketIDs = append(g.BucketIDs, binary.BigEndian.Uint32(b[4:]))
-			b = b[n:]
-		}
+		ids = more
 		out = append(out, g)
 		return nil
 	})
 	return out, err
+}
+
+// groupDesc reads one ofp_group_desc. Its bucket IDs are appended to
+// ids (returned grown) and are the group's BucketIDs.
+func groupDesc(entry []byte, ids []uint32) (GroupInfo, []uint32, error) {
+	if len(entry) < groupDescFixedLen {
+		return GroupInfo{}, ids, fmt.Errorf("group description of %d bytes", len(entry))
+	}
+	g := GroupInfo{ID: binary.BigEndian.Uint32(entry[4:])}
+	buckets := int(binary.BigEndian.Uint16(entry[8:]))
+	if groupDescFixedLen+buckets > len(entry) {
+		return g, ids, fmt.Errorf("group %d: buckets of %d bytes in %d", g.ID, buckets, len(entry))
+	}
+	first := len(ids)
+	for b := entry[groupDescFixedLen : groupDescFixedLen+buckets]; len(b) > 0; {
+		n := int(binary.BigEndian.Uint16(b))
+		if n < bucketFixedLen || n > len(b) {
+			return g, ids, fmt.Errorf("group %d: a bucket of %d bytes", g.ID, n)
+		}
+		if len(ids) == cap(ids) {
+			// A new array with this group's IDs so far: the earlier
+			// groups keep theirs in the old one.
+			ids = append(make([]uint32, 0, max(4096, 2*(len(ids)-first+1))), ids[first:]...)
+			first = 0
+		}
+		ids = append(ids, binary.BigEndian.Uint32(b[4:]))
+		b = b[n:]
+	}
+	g.BucketIDs = ids[first:len(ids):len(ids)]
+	return g, ids, nil
 }
 
 // multipart sends a multipart request and hands every entry of every

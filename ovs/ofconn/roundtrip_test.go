@@ -167,7 +167,7 @@ func TestModelMatchesOvsOfctl(t *testing.T) {
 
 	// Reading our own flows and groups back through libOpenflow works and
 	// gives back exactly the cookies and bucket IDs we computed.
-	got, err := c.DumpFlows(ctx, of.CookieTag, of.CookieTagMask)
+	got, err := c.DumpFlows(ctx, of.CookieTag, of.CookieTagMask, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestModelMatchesOvsOfctl(t *testing.T) {
 	if !slices.Equal(gotCookies, wantCookies) {
 		t.Fatalf("dumped cookies %x, want %x", gotCookies, wantCookies)
 	}
-	gs, err := c.DumpGroups(ctx)
+	gs, err := c.DumpGroups(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

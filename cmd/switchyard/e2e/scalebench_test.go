@@ -147,6 +147,7 @@ func apiServerScenario(b *testing.B, n int) {
 		time.Sleep(time.Second)
 	}
 	samples := rss.stop()
+	b.Logf("RSS samples, MiB, every second from the first sync on (churn, probes, resyncs every %v): %.0f", scaleSyncPeriod, samples)
 	if pd := os.Getenv("SWITCHYARD_BENCH_PROFILES"); pd != "" {
 		saveProfile(b, p.proc, filepath.Join(pd, fmt.Sprintf("api-heap-%d.prof", n)))
 	}
