@@ -3,6 +3,7 @@ package ovs
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,11 +19,13 @@ import (
 // with conntrack -D). Userspace and kernel datapaths both answer
 // dpctl/flush-conntrack with a reply-tuple filter (OVS >= 3.1), asked on
 // ovs-vswitchd's control socket (the unixctl client, no ovs-appctl).
+//
+// A flush that fails is tried again at the next change or sync (at the
+// latest after --sync-period) unless the endpoint is served again by then;
+// the first failure of a round puts the rest off too, so an unreachable
+// ovs-vswitchd costs one timeout per round, not one per endpoint.
 func (d *Driver) flushUDP(ctx context.Context, eps []graph.Endpoint) {
-	if len(eps) == 0 {
-		return
-	}
-	for _, e := range eps {
+	err := d.flushes.run(eps, d.model.servesUDP, func(e graph.Endpoint) error {
 		ipField := "ct_nw_src"
 		if e.IP.Is6() {
 			ipField = "ct_ipv6_src"
@@ -33,11 +36,62 @@ func (d *Driver) flushUDP(ctx context.Context, eps []graph.Endpoint) {
 			deadline = dl
 		}
 		if _, err := d.ctl.call(deadline, "dpctl/flush-conntrack", fmt.Sprintf("zone=%d", d.opts.CtZone), "", reply); err != nil {
-			klog.ErrorS(err, "Flushing conntrack entries failed", "endpoint", e.String())
-			continue
+			return fmt.Errorf("endpoint %s: %w", e, err)
 		}
 		klog.V(2).InfoS("Flushed conntrack entries of a removed UDP endpoint", "endpoint", e.String())
+		return nil
+	})
+	if err != nil {
+		klog.ErrorS(err, "Flushing conntrack entries of removed UDP endpoints failed; tried again at the next change or sync", "waiting", d.flushes.len())
 	}
+}
+
+// flushQueue holds the UDP endpoints whose conntrack entries are still to
+// be flushed after a failure.
+type flushQueue struct {
+	pending []graph.Endpoint
+}
+
+// maxPendingFlushes bounds the queue (the oldest go first).
+const maxPendingFlushes = 4096
+
+func (q *flushQueue) len() int { return len(q.pending) }
+
+// run flushes the pending endpoints and then eps, once each, leaving out
+// those served again (served). At the first failure it keeps that endpoint
+// and the rest pending, and returns the error.
+func (q *flushQueue) run(eps []graph.Endpoint, served func(graph.Endpoint) bool, flush func(graph.Endpoint) error) error {
+	if len(eps) == 0 && len(q.pending) == 0 {
+		return nil
+	}
+	seen := map[netip.AddrPort]bool{}
+	var todo []graph.Endpoint
+	add := func(e graph.Endpoint) {
+		if !seen[e.AddrPort()] {
+			seen[e.AddrPort()] = true
+			todo = append(todo, e)
+		}
+	}
+	for _, e := range q.pending {
+		if !served(e) {
+			add(e)
+		}
+	}
+	for _, e := range eps {
+		add(e)
+	}
+	q.pending = nil
+	for i, e := range todo {
+		if err := flush(e); err != nil {
+			rest := todo[i:]
+			if len(rest) > maxPendingFlushes {
+				rest = rest[len(rest)-maxPendingFlushes:]
+			}
+			q.pending = append([]graph.Endpoint(nil), rest...)
+			return err
+		}
+	}
+	return nil
 }
 
 // vswitchdControl finds ovs-vswitchd's control socket in the run directory.

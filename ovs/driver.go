@@ -50,6 +50,7 @@ type Driver struct {
 	keepBridge bool
 	mtu        int
 	reported   map[string]bool // problems said once
+	flushes    flushQueue      // UDP conntrack flushes to try again
 	settler    settler         // the revalidator wait, armed before each commit
 	ctl        ctlConn         // ovs-vswitchd's control socket: pokes, purges, conntrack flushes
 	// The last non-empty commit: until OVS confirmed the bundle, and
@@ -343,6 +344,7 @@ func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 	d.adopted = true
 	d.reportClamped()
 	d.reportShadowed()
+	d.reportCollided()
 	d.flushUDP(ctx, stale)
 	return nil
 }
@@ -367,6 +369,7 @@ func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
 	}
 	d.reportClamped()
 	d.reportShadowed()
+	d.reportCollided()
 	d.flushUDP(ctx, stale)
 	return nil
 }
@@ -390,6 +393,22 @@ func (d *Driver) reportShadowed() {
 			d.env.Report(dataplanes.Problem{ServicePort: n, Reason: "FrontendConflict",
 				Message: "another Service has the same frontend (address, protocol and port): its flow is installed, this one's is not"})
 		}
+	}
+}
+
+// reportCollided says, each time one is left out, that a flow is not
+// installed because a different flow has its cookie. Nothing else would
+// tell: the flow would silently be missing.
+func (d *Driver) reportCollided() {
+	for c, col := range d.model.st.takeCollided() {
+		klog.ErrorS(nil, "A flow is not installed: a different flow has its cookie (a hash collision)",
+			"cookie", fmt.Sprintf("%#x", c), "owner", col.owner, "installed", col.kept.Text(), "notInstalled", col.lost.Text())
+		p := dataplanes.Problem{Reason: "FlowCookieCollision",
+			Message: fmt.Sprintf("a flow of %s is not installed: flow %#x, another flow's cookie, is", col.owner, c)}
+		if n, ok := d.model.servicePortOfOwner(col.owner); ok {
+			p.ServicePort = n
+		}
+		d.env.Report(p)
 	}
 }
 

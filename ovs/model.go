@@ -137,6 +137,16 @@ func (m *model) tunnelPeer(n graph.Node) pipeline.Peer {
 
 func spOwner(n graph.ServicePortName) string { return "sp/" + n.String() }
 
+// servicePortOfOwner names the service port an owner key is of.
+func (m *model) servicePortOfOwner(owner string) (graph.ServicePortName, bool) {
+	for n := range m.sps {
+		if spOwner(n) == owner {
+			return n, true
+		}
+	}
+	return graph.ServicePortName{}, false
+}
+
 // setServicePort installs or replaces one service port. It returns the
 // UDP endpoints it no longer reaches (their conntrack entries are flushed
 // after the change is committed).
@@ -198,6 +208,24 @@ func removedUDP(old, new *graph.ServicePort) []graph.Endpoint {
 		}
 	}
 	return out
+}
+
+// servesUDP reports whether a UDP service port reaches e now.
+func (m *model) servesUDP(e graph.Endpoint) bool {
+	ap := e.AddrPort()
+	for _, sp := range m.sps {
+		if sp.Name.Protocol != graph.UDP {
+			continue
+		}
+		for _, l := range [][]graph.Endpoint{sp.InternalEndpoints, sp.ExternalEndpoints, sp.ShortCircuitEndpoints} {
+			for _, x := range l {
+				if x.AddrPort() == ap {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // sync takes a snapshot: replace everything.

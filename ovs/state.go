@@ -35,7 +35,20 @@ type state struct {
 	identities map[uint64][]uint64
 	shadowed   map[uint64]uint64 // cookie -> the cookie installed in its place
 
+	// collided holds flows left out because another, different flow
+	// has their cookie (a 44-bit hash: with ~70k flows, about one
+	// bridge in 7 000 has such a pair). Not installed, and reported.
+	collided map[uint64]collision
+	// cookieOf is (*of.Flow).Cookie; tests force collisions with it.
+	cookieOf func(*of.Flow) uint64
+
 	alloc *groupAllocator
+}
+
+// collision is a flow left out because a different one has its cookie.
+type collision struct {
+	owner      string // the left-out flow's
+	lost, kept *of.Flow
 }
 
 type flowEntry struct {
@@ -65,6 +78,8 @@ func newState() *state {
 		touchedGroups:   map[uint32]bool{},
 		identities:      map[uint64][]uint64{},
 		shadowed:        map[uint64]uint64{},
+		collided:        map[uint64]collision{},
+		cookieOf:        (*of.Flow).Cookie,
 		alloc:           newGroupAllocator(),
 	}
 }
@@ -75,8 +90,12 @@ func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group) {
 	old := s.owners[key]
 	next := &owned{}
 	for _, f := range flows {
-		c := f.Cookie()
+		c := s.cookieOf(f)
 		e := s.flows[c]
+		if e != nil && e.flow != f && !e.flow.Same(f) {
+			s.collided[c] = collision{owner: key, lost: f, kept: e.flow}
+			continue
+		}
 		if e == nil {
 			e = &flowEntry{flow: f}
 			s.flows[c] = e
@@ -155,6 +174,17 @@ func (s *state) winner(id uint64) uint64 { return slices.Min(s.identities[id]) }
 // Shadowed lists the desired flows not installed because another with the
 // same identity is, as cookie -> the installed one's cookie.
 func (s *state) Shadowed() map[uint64]uint64 { return s.shadowed }
+
+// takeCollided returns the flows left out for a cookie collision since
+// the last call, by cookie.
+func (s *state) takeCollided() map[uint64]collision {
+	if len(s.collided) == 0 {
+		return nil
+	}
+	c := s.collided
+	s.collided = map[uint64]collision{}
+	return c
+}
 
 // groupSignature is a group's content, as its bucket IDs tell it (a
 // bucket's ID is a hash of its actions): a sum of their mixed values, so

@@ -185,3 +185,39 @@ func TestHostShareFollowsNodeIPs(t *testing.T) {
 	m.setNode(graph.Node{Name: "n", IPs: []netip.Addr{other}})
 	check("another node IP", false)
 }
+
+// A cookie is 44 bits of a hash: two different flows may share one. The
+// second is left out (OVS would take its add as a repeat of the first)
+// and said, and the first stays installed and counted once; the same
+// flow wanted by two owners is shared as before.
+func TestCookieCollisionIsLeftOutAndSaid(t *testing.T) {
+	flowTo := func(port uint16) *of.Flow {
+		return &of.Flow{Table: 6, Priority: 200, Goto: -1,
+			Match:   []of.Match{of.EthType(of.EthIPv4), of.IPProto(of.ProtoTCP), of.L4Dst{Proto: of.ProtoTCP, Port: port}},
+			Actions: []of.Action{of.ToGroup(0x80000001)}}
+	}
+	a, b, aAgain := flowTo(80), flowTo(81), flowTo(80)
+	s := newState()
+	const forced = of.CookieTag | 0x1234
+	s.cookieOf = func(f *of.Flow) uint64 { return forced } // every flow collides
+	s.setOwner("sp/a", []*of.Flow{a}, nil)
+	s.setOwner("sp/shared", []*of.Flow{aAgain}, nil) // the same flow again: no collision
+	if got := s.takeCollided(); len(got) != 0 {
+		t.Fatalf("the same flow twice reported as a collision: %+v", got)
+	}
+	s.setOwner("sp/b", []*of.Flow{b}, nil)
+	got := s.takeCollided()
+	if c, ok := got[forced]; !ok || c.owner != "sp/b" || c.lost != b || c.kept != a {
+		t.Fatalf("collisions = %+v; want sp/b's flow left out for sp/a's", got)
+	}
+	if again := s.takeCollided(); len(again) != 0 {
+		t.Fatalf("a collision is taken once, got it again: %+v", again)
+	}
+	batch := s.pending()
+	if len(batch.FlowAdds) != 1 || batch.FlowAdds[0] != a {
+		t.Fatalf("adds %v; want only the first flow", batch.FlowAdds)
+	}
+	if e := s.flows[forced]; e.refs != 2 {
+		t.Fatalf("the installed flow has %d references, want 2 (sp/a and sp/shared, not sp/b)", e.refs)
+	}
+}

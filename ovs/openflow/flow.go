@@ -1,6 +1,7 @@
 package openflow
 
 import (
+	"bytes"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -48,20 +49,43 @@ func (f *Flow) ensure() error {
 	}
 	buf := scratch.Get().(*[]byte)
 	defer scratch.Put(buf)
-	b := append((*buf)[:0], f.Table, byte(f.Priority>>8), byte(f.Priority))
-	b = appendMatch(b, f.matches())
-	id := fnv.New64a()
-	id.Write(b)
-	f.identity = id.Sum64()
-	b, err := f.appendInstructions(b)
+	b, matchLen, err := f.appendHashed((*buf)[:0])
+	*buf = b
 	if err != nil {
 		return err
 	}
-	*buf = b
+	id := fnv.New64a()
+	id.Write(b[:matchLen])
+	f.identity = id.Sum64()
 	c := fnv.New64a()
 	c.Write(b)
 	f.cookie = CookieTag | CookieKindFlow | c.Sum64()&cookieHashMask
 	return nil
+}
+
+// appendHashed appends what the flow's hashes are of: table, priority and
+// match (the first matchLen bytes), then the instructions.
+func (f *Flow) appendHashed(b []byte) (_ []byte, matchLen int, _ error) {
+	b = append(b, f.Table, byte(f.Priority>>8), byte(f.Priority))
+	b = appendMatch(b, f.matches())
+	matchLen = len(b)
+	b, err := f.appendInstructions(b)
+	return b, matchLen, err
+}
+
+// Same reports whether two flows are the same flow (their encodings are
+// equal), for telling a cookie shared by two different flows (a hash
+// collision: the cookie is 44 bits of one) from one flow wanted twice.
+func (f *Flow) Same(g *Flow) bool {
+	if f == g {
+		return true
+	}
+	if f.Cookie() != g.Cookie() || f.Identity() != g.Identity() {
+		return false
+	}
+	a, _, errA := f.appendHashed(nil)
+	b, _, errB := g.appendHashed(nil)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
 // scratch holds buffers for encoding flows to hash them.

@@ -46,8 +46,8 @@ func newEvents(client kubernetes.Interface, driver, node string) *events {
 // Problem implements dataplanes.ProblemSink.
 func (e *events) Problem(p dataplanes.Problem) {
 	problemsTotal.WithLabelValues(e.driver, p.Reason).Inc()
-	if e.recorder == nil {
-		return
+	if e.recorder == nil || p.ServicePort.Name == "" {
+		return // no Service to attach it to: counted (the driver logs it)
 	}
 	ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: p.ServicePort.Namespace, Name: p.ServicePort.Name}
 	e.recorder.Eventf(ref, v1.EventTypeWarning, p.Reason, "%s (dataplane %s, port %s/%s)", p.Message, e.driver, p.ServicePort.Port, p.ServicePort.Protocol)
