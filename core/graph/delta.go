@@ -80,7 +80,8 @@ func (idx Index) Apply(d Delta) {
 }
 
 // Diff returns the delta that turns old into new. It costs O(len(old) +
-// len(new)); the core uses DiffKeys to stay proportional to what changed.
+// len(new)); the core's tracker stays proportional to what changed by
+// diffing only the ports of the Services that changed.
 func Diff(old, new Index) Delta {
 	keys := make(map[ServicePortName]struct{}, len(new))
 	for k := range old {
@@ -95,14 +96,6 @@ func Diff(old, new Index) Delta {
 	}
 	d.Sort()
 	return d
-}
-
-// DiffKeys appends to d the changes between old and new for the given names
-// only.
-func DiffKeys(d *Delta, old, new Index, names []ServicePortName) {
-	for _, k := range names {
-		d.add(old[k], new[k])
-	}
 }
 
 func (d *Delta) add(o, n *ServicePort) {

@@ -46,6 +46,7 @@ func (t *Tracker) Next(full bool) *Batch {
 		res := build.ServicePorts(st.svc, st.slices, t.node, t.opts.Build)
 		newRejections = append(newRejections, freshRejections(st.rejections, res.Rejections)...)
 		st.rejections = res.Rejections
+		st.skipped = res.Skipped
 		b.built[k] = builtService{gen: st.dirty, ports: res.Ports}
 		before := b.Delta.Len()
 		diffSorted(&b.Delta, st.applied, res.Ports)
@@ -97,6 +98,23 @@ func (t *Tracker) Commit(b *Batch) {
 
 // Snapshot returns the whole current graph without committing anything.
 func (t *Tracker) Snapshot() graph.Snapshot { return t.Next(true).Snapshot }
+
+// NotProxied lists the Services the last builds left out as a whole, and
+// why (build.SkipReason: an ExternalName or headless Service, one for
+// another proxy), as "namespace/name: reason", sorted. Not a rejection:
+// the Services are valid, just not a proxy's.
+func (t *Tracker) NotProxied() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for k, st := range t.services {
+		if st.skipped != "" {
+			out = append(out, k.namespace+"/"+k.name+": "+st.skipped)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // snapshotLocked lists every service port: the fresh build for services in
 // built, the applied ports for the rest (a clean service's applied ports

@@ -162,10 +162,3 @@ func (t *Tracker) commitPeersLocked(pb peerBatch) {
 
 // peerListLocked lists the current peers by name.
 func (t *Tracker) peerListLocked() []graph.Node { return t.peers.current.Sorted() }
-
-// Node returns the node view the tracker currently holds.
-func (t *Tracker) Node() graph.Node {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.node
-}

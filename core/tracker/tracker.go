@@ -46,6 +46,7 @@ type serviceState struct {
 	slices     []*object.EndpointSlice // any order, one per name (most Services have one or two: a map each was ~4 MiB at 10k)
 	applied    []*graph.ServicePort    // as last committed, sorted
 	rejections []build.Rejection       // from the last build
+	skipped    string                  // why the last build left the whole Service out ("" if it did not)
 	dirty      uint64                  // generation of the newest change; 0 = clean
 	changedAt  time.Time               // earliest change not yet committed
 }

@@ -87,6 +87,39 @@ spec: {ports: [{port: eighty}]}
 	}
 }
 
+// Services left out as a whole are not refused input, but why a Service
+// has no entry is worth showing.
+func TestGraphListsServicesNotProxied(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cluster.yaml")
+	body := `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: shop}
+spec: {type: ExternalName, externalName: db.example.com}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: other, namespace: shop, labels: {service.kubernetes.io/service-proxy-name: another}}
+spec: {clusterIP: 10.96.0.11, ports: [{name: http, port: 80}]}
+`
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCmd(t, "graph", "--file", file, "--node-name", "n")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "2 Service(s) not proxied:\n  shop/db: ExternalName service\n" +
+		"  shop/other: label service.kubernetes.io/service-proxy-name=\"another\" names another proxy\n"
+	if !strings.Contains(errOut, want) || !strings.Contains(out, "shop/web:http") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s\nwant on stderr:\n%s", out, errOut, want)
+	}
+}
+
 func TestErrorsAreOneClearLine(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte("this: [is not a kubeconfig"), 0o600); err != nil {

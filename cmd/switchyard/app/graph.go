@@ -21,23 +21,24 @@ func newGraphCommand() *cobra.Command {
 		Use:   "graph",
 		Short: "Print the service graph the core computes for a node",
 		Long: "Print, for one node, every service port with its frontends and the endpoints each kind of\n" +
-			"traffic reaches (docs/graph-json.md). Refused input is listed on stderr.",
+			"traffic reaches (docs/graph-json.md). Refused input, and Services not proxied at all\n" +
+			"(ExternalName, headless, another proxy's), are listed on stderr.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "json" && output != "table" {
 				return usageError{fmt.Errorf("-o must be json or table, not %q", output)}
 			}
-			snap, refused, err := src.snapshotOnce(cmd.Context(), nil, true)
+			v, err := src.snapshotOnce(cmd.Context(), nil, true)
 			if err != nil {
 				return err
 			}
-			printRejections(cmd.ErrOrStderr(), refused)
+			v.printNotes(cmd.ErrOrStderr())
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(snap)
+				return enc.Encode(v.snap)
 			}
-			return writeTable(cmd.OutOrStdout(), snap)
+			return writeTable(cmd.OutOrStdout(), v.snap)
 		},
 	}
 	src.addFlags(cmd.Flags())

@@ -19,12 +19,12 @@ func newRenderCommand() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			snap, refused, err := src.snapshotOnce(cmd.Context(), dataplanes.AnnotationsOf(f), dataplanes.ReadsPeers(f))
+			v, err := src.snapshotOnce(cmd.Context(), dataplanes.AnnotationsOf(f), dataplanes.ReadsPeers(f))
 			if err != nil {
 				return err
 			}
-			printRejections(cmd.ErrOrStderr(), refused)
-			return f.Render(cmd.OutOrStdout(), dataplanes.Env{NodeName: src.nodeName}, snap)
+			v.printNotes(cmd.ErrOrStderr())
+			return f.Render(cmd.OutOrStdout(), dataplanes.Env{NodeName: src.nodeName}, v.snap)
 		},
 	}
 	src.addFlags(cmd.Flags())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -145,26 +146,46 @@ func (c *collector) ObjectChanged(string) {}
 
 // snapshotOnce loads the objects once and returns their graph and every
 // part of the input that was refused (for graph and render).
-func (o *sourceOptions) snapshotOnce(ctx context.Context, annotations []string, peers bool) (graph.Snapshot, []build.Rejection, error) {
+func (o *sourceOptions) snapshotOnce(ctx context.Context, annotations []string, peers bool) (onceView, error) {
 	bo, err := o.complete()
 	if err != nil {
-		return graph.Snapshot{}, nil, usageError{err}
+		return onceView{}, usageError{err}
 	}
 	bo.Annotations = annotations
 	o.peers = peers
 	refused := &collector{}
 	src, _, err := o.newSource(refused)
 	if err != nil {
-		return graph.Snapshot{}, nil, err
+		return onceView{}, err
 	}
 	tr := tracker.New(tracker.Options{NodeName: o.nodeName, Build: bo, Observer: refused, Peers: peers})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the file watcher or the informers
 	if err := src.Start(ctx, tr); err != nil {
-		return graph.Snapshot{}, nil, err
+		return onceView{}, err
 	}
-	snap := tr.Snapshot()
+	v := onceView{snap: tr.Snapshot(), notProxied: tr.NotProxied()}
 	refused.mu.Lock()
 	defer refused.mu.Unlock()
-	return snap, refused.list, nil
+	v.refused = refused.list
+	return v, nil
+}
+
+// onceView is the graph read once, with what was refused and the Services
+// not proxied at all.
+type onceView struct {
+	snap       graph.Snapshot
+	refused    []build.Rejection
+	notProxied []string
+}
+
+// printNotes writes what was refused and what is not proxied (to stderr).
+func (v onceView) printNotes(w io.Writer) {
+	printRejections(w, v.refused)
+	if len(v.notProxied) > 0 {
+		fmt.Fprintf(w, "%d Service(s) not proxied:\n", len(v.notProxied))
+		for _, n := range v.notProxied {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
 }
