@@ -9,16 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/component-base/metrics"
 )
-
-// problemsTotal counts what drivers report they cannot program as asked.
-var problemsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
-	Namespace:      "switchyard",
-	Name:           "service_port_problems_total",
-	Help:           "Problems a driver reported for a service port (each reported once), by driver and reason.",
-	StabilityLevel: metrics.ALPHA,
-}, []string{"driver", "reason"})
 
 // events records Warning Events on the objects the core refuses and the
 // Services a driver has problems with, when switchyard reads an API

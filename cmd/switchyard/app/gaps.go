@@ -24,12 +24,7 @@ func newGapReporter(driver string, caps dataplanes.Capabilities) *gapReporter {
 	g := &gapReporter{
 		driver: driver,
 		caps:   caps,
-		gauge: metrics.NewGaugeVec(&metrics.GaugeOpts{
-			Namespace:      "switchyard",
-			Name:           "unhonoured_service_ports",
-			Help:           "Service ports the driver cannot fully program, by missing capability.",
-			StabilityLevel: metrics.ALPHA,
-		}, []string{"driver", "capability"}),
+		gauge:  newUnhonouredGauge(),
 		ports:  map[graph.ServicePortName][]dataplanes.Gap{},
 		counts: map[dataplanes.Capability]int{},
 	}
