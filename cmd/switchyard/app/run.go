@@ -152,16 +152,16 @@ func (o *runOptions) run(ctx context.Context) error {
 	// Notify reaches it through this pointer (a change heard before it
 	// exists is taken by its first full sync anyway).
 	var run atomic.Pointer[runner.Runner]
-	core := &coremetrics.Observer{Metrics: m, Driver: o.dataplane}
-	obs := &observer{Observer: core, events: &events{}} // events once the client exists
-	src, client, err := o.src.newSource(obs)
+	client, err := o.src.client()
 	if err != nil {
 		return err
 	}
 	ev := newEvents(client, o.dataplane, o.src.nodeName)
 	defer ev.stop()
-	obs.events = ev
 	reg.MustRegister(problemsTotal)
+	core := &coremetrics.Observer{Metrics: m, Driver: o.dataplane}
+	obs := &observer{Observer: core, events: ev}
+	src := o.src.newSource(obs, client)
 	tr := tracker.New(tracker.Options{
 		NodeName: o.src.nodeName, Build: bo, Observer: obs, Peers: o.src.peers,
 		Notify: func() {

@@ -75,19 +75,29 @@ func (o *sourceOptions) complete() (build.Options, error) {
 
 // newSource returns the file or API-server source, and the API client
 // (nil for a file).
-func (o *sourceOptions) newSource(obs source.Observer) (source.Source, kubernetes.Interface, error) {
+// client is the API client the options name; nil with a file source.
+func (o *sourceOptions) client() (kubernetes.Interface, error) {
 	if o.file != "" {
-		return &file.Source{Path: o.file, Observer: obs}, nil, nil
+		return nil, nil
 	}
 	cfg, err := o.restConfig()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("API client: %w", err)
+		return nil, fmt.Errorf("API client: %w", err)
 	}
-	return &kube.Source{Client: client, NodeName: o.nodeName, AllNodes: o.peers, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}, client, nil
+	return client, nil
+}
+
+// newSource is the source the options name: the file, or the API server
+// through client (from client()).
+func (o *sourceOptions) newSource(obs source.Observer, client kubernetes.Interface) source.Source {
+	if o.file != "" {
+		return &file.Source{Path: o.file, Observer: obs}
+	}
+	return &kube.Source{Client: client, NodeName: o.nodeName, AllNodes: o.peers, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}
 }
 
 // serviceAccountDir holds a pod's service account token and CA.
@@ -153,11 +163,12 @@ func (o *sourceOptions) snapshotOnce(ctx context.Context, annotations []string, 
 	}
 	bo.Annotations = annotations
 	o.peers = peers
-	refused := &collector{}
-	src, _, err := o.newSource(refused)
+	client, err := o.client()
 	if err != nil {
 		return onceView{}, err
 	}
+	refused := &collector{}
+	src := o.newSource(refused, client)
 	tr := tracker.New(tracker.Options{NodeName: o.nodeName, Build: bo, Observer: refused, Peers: peers})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the file watcher or the informers
