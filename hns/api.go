@@ -1,6 +1,9 @@
 package hns
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // The types below mirror hcsshim/hcn's, field for field and JSON tag for
 // JSON tag (hcsshim v0.13.0), so the Windows client converts with a JSON
@@ -109,8 +112,9 @@ type RemoteSubnet struct {
 	ProviderAddress   string
 }
 
-// IsOverlay reports whether remote endpoints need provider addresses.
-func (n *Network) IsOverlay() bool { return n.Type == "Overlay" }
+// IsOverlay reports whether remote endpoints need provider addresses. The
+// type is compared ignoring case, as upstream's winkernel isOverlay does.
+func (n *Network) IsOverlay() bool { return strings.EqualFold(n.Type, "Overlay") }
 
 // Features is what this HNS supports (hcn.SupportedFeatures, reduced).
 type Features struct {
