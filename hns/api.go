@@ -116,12 +116,33 @@ type RemoteSubnet struct {
 // type is compared ignoring case, as upstream's winkernel isOverlay does.
 func (n *Network) IsOverlay() bool { return strings.EqualFold(n.Type, "Overlay") }
 
-// Features is what this HNS supports (hcn.SupportedFeatures, reduced).
+// Features is what this HNS supports (hcn.SupportedFeatures, reduced),
+// and its version (hcn.GetGlobals).
 type Features struct {
-	DSR                bool
-	SessionAffinity    bool
-	IPv6DualStack      bool
+	DSR             bool
+	SessionAffinity bool
+	IPv6DualStack   bool
+	// ModifyLoadBalancer is hcsshim's answer: HNS 15.4 and later. The
+	// driver modifies in place only from 15.5 (ModifyApplies).
 	ModifyLoadBalancer bool
+	Version            Version
+}
+
+// Version is the HNS service's version.
+type Version struct{ Major, Minor int }
+
+// AtLeast reports whether v is major.minor or later.
+func (v Version) AtLeast(major, minor int) bool {
+	return v.Major > major || v.Major == major && v.Minor >= minor
+}
+
+// ModifyApplies reports whether an in-place ModifyLoadBalancer takes
+// effect: from HNS 15.5. On 15.4, which hcsshim allows it on, the call
+// succeeds and the load balancer keeps its old endpoints
+// (kubernetes/kubernetes#131466); upstream allows it from 15.5 since
+// kubernetes/kubernetes#131506, through hnslib's hcnglobals.go.
+func (f Features) ModifyApplies() bool {
+	return f.ModifyLoadBalancer && f.Version.AtLeast(15, 5)
 }
 
 // Client is the narrow interface over HNS the driver uses. The Windows
@@ -134,6 +155,8 @@ type Client interface {
 	LoadBalancers() ([]LoadBalancer, error)
 	CreateLoadBalancer(lb *LoadBalancer) (*LoadBalancer, error)
 	UpdateLoadBalancer(id string, lb *LoadBalancer) (*LoadBalancer, error)
+	// LoadBalancer reads one load balancer back (to check a modify).
+	LoadBalancer(id string) (*LoadBalancer, error)
 	DeleteLoadBalancer(id string) error
 	Features() (Features, error)
 }

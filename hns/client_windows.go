@@ -149,5 +149,23 @@ func (hcnClient) Features() (Features, error) {
 	if err != nil {
 		return Features{}, err
 	}
-	return Features{DSR: f.DSR, SessionAffinity: f.SessionAffinity, IPv6DualStack: f.IPv6DualStack, ModifyLoadBalancer: f.ModifyLoadbalancer}, nil
+	g, err := hcn.GetGlobals()
+	if err != nil {
+		return Features{}, err
+	}
+	return Features{DSR: f.DSR, SessionAffinity: f.SessionAffinity, IPv6DualStack: f.IPv6DualStack, ModifyLoadBalancer: f.ModifyLoadbalancer,
+		Version: Version{Major: g.Version.Major, Minor: g.Version.Minor}}, nil
+}
+
+func (hcnClient) LoadBalancer(id string) (*LoadBalancer, error) {
+	lb, err := hcn.GetLoadBalancerByID(id)
+	if err != nil {
+		var nf hcn.LoadBalancerNotFoundError
+		if errors.As(err, &nf) {
+			return nil, fmt.Errorf("%v: %w", err, ErrNotFound)
+		}
+		return nil, classify(err)
+	}
+	var out LoadBalancer
+	return &out, convert(lb, &out)
 }

@@ -58,6 +58,11 @@ func NewDriver(c Client, o Options) (*Driver, error) {
 	if d.features, err = c.Features(); err != nil {
 		return nil, fmt.Errorf("HNS features: %w", err)
 	}
+	if d.features.ModifyLoadBalancer && !d.features.ModifyApplies() {
+		klog.InfoS("HNS before 15.5 does not apply ModifyLoadBalancer though it accepts it (kubernetes#131466): replacing load balancers instead",
+			"hnsVersion", fmt.Sprintf("%d.%d", d.features.Version.Major, d.features.Version.Minor))
+		d.features.ModifyLoadBalancer = false
+	}
 	if d.network, err = c.Network(o.NetworkName); err != nil {
 		return nil, fmt.Errorf("HNS network %q (--hns-network-name): %w", o.NetworkName, err)
 	}

@@ -100,6 +100,15 @@ func (d *Driver) reconcile(full bool) error {
 			} else if err != nil {
 				fail(key, err)
 				continue
+			} else if applied, err := d.modifyApplied(lb.ID, spec); err != nil {
+				fail(key, err)
+				continue
+			} else if !applied {
+				d.modifyFailed(key)
+				if err := d.recreate(key, have, spec); err != nil {
+					fail(key, err)
+					continue
+				}
 			} else {
 				d.setInstalled(key, installed{ID: lb.ID, Spec: normalize(*lb)})
 			}
@@ -128,6 +137,27 @@ func (d *Driver) reconcile(full bool) error {
 		transient = append(transient, fmt.Errorf("saving %s: %w", d.opts.StateFile, err))
 	}
 	return errors.Join(transient...)
+}
+
+// modifyApplied reads a modified load balancer back: HNS 15.4 answered a
+// ModifyLoadBalancer with success and kept the old endpoints
+// (kubernetes#131466). The version gate keeps the driver off such an HNS;
+// this read-back catches one the gate lets through.
+func (d *Driver) modifyApplied(id string, spec LoadBalancer) (bool, error) {
+	got, err := d.c.LoadBalancer(id)
+	if err != nil {
+		return false, err
+	}
+	return slices.Equal(sortedCopy(got.HostComputeEndpoints), sortedCopy(spec.HostComputeEndpoints)), nil
+}
+
+// modifyFailed stops in-place modifies for good and says why, on the
+// service port whose load balancer showed it.
+func (d *Driver) modifyFailed(key string) {
+	d.features.ModifyLoadBalancer = false
+	d.report(d.serviceOf(key), "ModifyNotApplied", fmt.Sprintf(
+		"HNS %d.%d accepted ModifyLoadBalancer but kept the old endpoints: load balancers are replaced (delete and create) from now on",
+		d.features.Version.Major, d.features.Version.Minor))
 }
 
 // recreate replaces a load balancer where HNS cannot modify one.
@@ -283,4 +313,11 @@ func isNotImplemented(err error) bool { return errors.Is(err, ErrNotImplemented)
 // zero name for one that is only installed, being deleted).
 func (d *Driver) serviceOf(key string) graph.ServicePortName {
 	return d.desired[key].Service
+}
+
+// sortedCopy is a sorted copy of ids (HNS need not keep their order).
+func sortedCopy(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return out
 }

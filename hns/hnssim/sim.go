@@ -8,7 +8,10 @@
 // 0x803b0013, the 64-backend limit, ModifyLoadBalancer being unavailable
 // before Windows Server 2025, DSR (2019+) and session affinity (2022+)
 // gated by build, remote endpoints needing a provider address on overlay,
-// and an HNS restart window in which calls fail. It does not model: VFP
+// and an HNS restart window in which calls fail; the HNS version a build
+// reports (assumed: see Version), and ModifyLoadBalancer on HNS 15.4
+// succeeding without taking effect (kubernetes/kubernetes#131466). It
+// does not model: VFP
 // rule ordering, ACLs, host routing, packet rewriting beyond the load
 // balancer decision, timing, or error codes it has no source for (those
 // return descriptive errors instead).
@@ -60,13 +63,49 @@ type Sim struct {
 	calls     map[string]int
 	faults    map[string][]error
 	down      int // calls still failing after a restart
+	version   hns.Version
+	// ignoreModifies: ModifyLoadBalancer succeeds and changes nothing.
+	ignoreModifies bool
+}
+
+// versionOf is the HNS version the simulator reports for a build. Only
+// what the driver decides on is modelled: ModifyLoadBalancer's 15.4/15.5
+// line. Which HNS version a Windows Server 2025 update ships is not
+// stated anywhere we found (kubernetes#131466 met 15.4 on WS2025): 15.5
+// is assumed; SetVersion gives another. Earlier builds report 0.0 (not
+// modelled; they have no ModifyLoadBalancer).
+func versionOf(b Build) hns.Version {
+	if b >= Windows2025 {
+		return hns.Version{Major: 15, Minor: 5}
+	}
+	return hns.Version{}
+}
+
+// SetVersion makes the simulated HNS report version v. On 15.4,
+// ModifyLoadBalancer is accepted and not applied, as kubernetes#131466
+// found.
+func (s *Sim) SetVersion(v hns.Version) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.version = v
+	s.ignoreModifies = v == hns.Version{Major: 15, Minor: 4}
+}
+
+// IgnoreModifies makes ModifyLoadBalancer succeed without taking effect
+// whatever the version: an HNS that misbehaves as 15.4 did while
+// reporting a version the driver trusts (to test that the driver reads a
+// modified load balancer back).
+func (s *Sim) IgnoreModifies() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ignoreModifies = true
 }
 
 var _ hns.Client = (*Sim)(nil)
 
 // New returns an empty HNS of a Windows build.
 func New(b Build) *Sim {
-	return &Sim{build: b, networks: map[string]*hns.Network{}, endpoints: map[string]*hns.Endpoint{}, byIP: map[string]string{},
+	return &Sim{build: b, version: versionOf(b), networks: map[string]*hns.Network{}, endpoints: map[string]*hns.Endpoint{}, byIP: map[string]string{},
 		lbs: map[string]*hns.LoadBalancer{}, frontends: map[string]string{}, users: map[string]int{}, calls: map[string]int{}, faults: map[string][]error{}}
 }
 
@@ -177,6 +216,7 @@ func (s *Sim) Features() (hns.Features, error) {
 		SessionAffinity:    s.build >= Windows2022,
 		IPv6DualStack:      s.build >= Windows2022,
 		ModifyLoadBalancer: s.build >= Windows2025,
+		Version:            s.version,
 	}, nil
 }
 
@@ -325,9 +365,29 @@ func (s *Sim) UpdateLoadBalancer(id string, lb *hns.LoadBalancer) (*hns.LoadBala
 	}
 	c := cloneLB(lb)
 	c.ID = id
+	if s.ignoreModifies {
+		// As HNS 15.4: success, and the old load balancer stays. What 15.4
+		// returns is not documented; the load balancer as asked is assumed
+		// (the answer alone then cannot tell).
+		return c, nil
+	}
 	s.dropLB(id)
 	s.putLB(c)
 	return cloneLB(c), nil
+}
+
+// LoadBalancer implements hns.Client.
+func (s *Sim) LoadBalancer(id string) (*hns.LoadBalancer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("LoadBalancer"); err != nil {
+		return nil, err
+	}
+	lb, ok := s.lbs[id]
+	if !ok {
+		return nil, fmt.Errorf("load balancer %s: %w", id, hns.ErrNotFound)
+	}
+	return cloneLB(lb), nil
 }
 
 // DeleteLoadBalancer implements hns.Client.
