@@ -1,7 +1,6 @@
 package openflow
 
 import (
-	"bytes"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -35,9 +34,11 @@ type Flow struct {
 	// Goto, when >= 0, continues in that table after the actions.
 	Goto int
 
-	// cookie and identity are worked out once, from the flow's encoding
-	// (see ensure); cookie 0: not yet, or the flow cannot be encoded.
-	cookie, identity uint64
+	// cookie, identity and sum are worked out once, from the flow's
+	// encoding (see ensure); cookie 0: not yet, or the flow cannot be
+	// encoded. sum is the whole encoding's 64-bit hash, of which the
+	// cookie keeps 44 bits.
+	cookie, identity, sum uint64
 }
 
 // ensure encodes the flow once and keeps its cookie and identity: FNV-1a
@@ -59,7 +60,8 @@ func (f *Flow) ensure() error {
 	f.identity = id.Sum64()
 	c := fnv.New64a()
 	c.Write(b)
-	f.cookie = CookieTag | CookieKindFlow | c.Sum64()&cookieHashMask
+	f.sum = c.Sum64()
+	f.cookie = CookieTag | CookieKindFlow | f.sum&cookieHashMask
 	return nil
 }
 
@@ -73,19 +75,13 @@ func (f *Flow) appendHashed(b []byte) (_ []byte, matchLen int, _ error) {
 	return b, matchLen, err
 }
 
-// Same reports whether two flows are the same flow (their encodings are
-// equal), for telling a cookie shared by two different flows (a hash
-// collision: the cookie is 44 bits of one) from one flow wanted twice.
+// Same reports whether two flows are the same flow, for telling a cookie
+// shared by two different flows (a collision of the cookie's 44 bits)
+// from one flow wanted twice: their whole encodings' 64-bit hashes agree.
 func (f *Flow) Same(g *Flow) bool {
-	if f == g {
-		return true
-	}
-	if f.Cookie() != g.Cookie() || f.Identity() != g.Identity() {
-		return false
-	}
-	a, _, errA := f.appendHashed(nil)
-	b, _, errB := g.appendHashed(nil)
-	return errA == nil && errB == nil && bytes.Equal(a, b)
+	f.ensure()
+	g.ensure()
+	return f == g || f.sum == g.sum && f.identity == g.identity
 }
 
 // scratch holds buffers for encoding flows to hash them.
