@@ -148,7 +148,7 @@ func (d *Driver) modifyApplied(id string, spec LoadBalancer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return slices.Equal(sortedCopy(got.HostComputeEndpoints), sortedCopy(spec.HostComputeEndpoints)), nil
+	return slices.Equal(normalize(*got).HostComputeEndpoints, normalize(spec).HostComputeEndpoints), nil
 }
 
 // modifyFailed stops in-place modifies for good and says why, on the
@@ -313,11 +313,4 @@ func isNotImplemented(err error) bool { return errors.Is(err, ErrNotImplemented)
 // zero name for one that is only installed, being deleted).
 func (d *Driver) serviceOf(key string) graph.ServicePortName {
 	return d.desired[key].Service
-}
-
-// sortedCopy is a sorted copy of ids (HNS need not keep their order).
-func sortedCopy(ids []string) []string {
-	out := slices.Clone(ids)
-	slices.Sort(out)
-	return out
 }

@@ -23,8 +23,8 @@ const (
 )
 
 // Converter makes the core's copies. It shares what repeats across
-// objects (each node name and zone, and each pair of them, is kept once); the zero value is ready
-// and it is safe for concurrent use.
+// objects (each node name and zone, and each pair of them, is kept
+// once); the zero value is ready and it is safe for concurrent use.
 type Converter struct {
 	mu      sync.Mutex
 	strings map[string]string
