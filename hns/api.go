@@ -1,7 +1,9 @@
 package hns
 
 import (
+	"encoding/json"
 	"errors"
+	"net/netip"
 	"strings"
 )
 
@@ -73,6 +75,29 @@ type Endpoint struct {
 	MacAddress         string           `json:",omitempty"`
 	Flags              uint32           `json:",omitempty"`
 	SchemaVersion      SchemaVersion    `json:",omitempty"`
+}
+
+// IP is the endpoint's first address ("" if it has none).
+func (ep *Endpoint) IP() string {
+	if len(ep.IPConfigurations) == 0 {
+		return ""
+	}
+	return ep.IPConfigurations[0].IPAddress
+}
+
+// ProviderAddress is the address of its ProviderAddress policy ("" if it
+// has none).
+func (ep *Endpoint) ProviderAddress() string {
+	for _, p := range ep.Policies {
+		if p.Type != providerAddressPolicyType {
+			continue
+		}
+		var s ProviderAddressSettings
+		if json.Unmarshal(p.Settings, &s) == nil {
+			return s.ProviderAddress
+		}
+	}
+	return ""
 }
 
 // EndpointFlagRemote marks an endpoint on another host.
@@ -159,6 +184,10 @@ type Client interface {
 	LoadBalancer(id string) (*LoadBalancer, error)
 	DeleteLoadBalancer(id string) error
 	Features() (Features, error)
+	// HostMAC is the MAC address of the host interface that has ip (the
+	// node IP): overlay networks need it for the endpoints of the
+	// ClusterIPs and the source VIP, as upstream finds it (net.Interfaces).
+	HostMAC(ip netip.Addr) (string, error)
 }
 
 // Errors a Client wraps so the driver can tell them apart (the Windows

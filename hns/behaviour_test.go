@@ -3,6 +3,7 @@ package hns_test
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,20 +198,49 @@ func TestStaleLoadBalancersDeletedInBoundedSteps(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	t.Run("more than 64 backends: the local ones first, then the rest up to 64", func(t *testing.T) {
-		w := newWorld(t, hnssim.Windows2022, "L2Bridge")
-		opts := []SliceOption{SlicePort("http", tcp, 8080), local("10.244.1.5")}
-		for i := range 70 {
-			opts = append(opts, remote(fmt.Sprintf("10.244.2.%d", i+10)))
-		}
-		w.tr.UpsertService(object.ServiceOf(Service("ns", "big", ClusterIPs("10.96.0.50"), Port("http", tcp, 80, 0))))
-		w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "big-1", "big", v4, opts...)))
-		w.mustSync()
-		b := w.backends(w.lbs()["10.96.0.50:80/tcp"])
-		if len(b) != 64 || b[0] != "10.244.1.5" {
-			t.Fatalf("%d backends, first %v", len(b), b[:1])
-		}
-	})
+	for _, tc := range []struct {
+		build    hnssim.Build
+		backends int    // programmed
+		refused  string // what the driver reports
+	}{
+		{hnssim.Windows2022, 71, ""},
+		{hnssim.Windows2019, 64, "refused a load balancer with 71 endpoints"},
+	} {
+		t.Run(fmt.Sprintf("71 backends on build %d: %d programmed", tc.build, tc.backends), func(t *testing.T) {
+			w := newWorld(t, tc.build, "L2Bridge")
+			var log problemLog
+			w.opts.Problems = &log
+			w.start()
+			opts := []SliceOption{SlicePort("http", tcp, 8080), local("10.244.1.5")}
+			for i := range 70 {
+				opts = append(opts, remote(fmt.Sprintf("10.244.2.%d", i+10)))
+			}
+			w.tr.UpsertService(object.ServiceOf(Service("ns", "big", ClusterIPs("10.96.0.50"), Port("http", tcp, 80, 0))))
+			w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "big-1", "big", v4, opts...)))
+			w.mustSync()
+			b := w.backends(w.lbs()["10.96.0.50:80/tcp"])
+			if len(b) != tc.backends || !slices.Contains(b, "10.244.1.5") {
+				t.Fatalf("%d backends (this node's among them: %v), want %d", len(b), slices.Contains(b, "10.244.1.5"), tc.backends)
+			}
+			said := ""
+			for _, p := range log.got {
+				said += p.Message + "\n"
+			}
+			if (tc.refused == "") != (said == "") || !strings.Contains(said, tc.refused) {
+				t.Fatalf("reported %q, want %q", said, tc.refused)
+			}
+			// The refusal is remembered: another change (a programmed
+			// backend gone) sends 64 at once.
+			w.sim.ResetCalls()
+			w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "big-1", "big", v4, slices.Delete(slices.Clone(opts), 2, 3)...)))
+			if err := w.apply(); err != nil {
+				t.Fatal(err)
+			}
+			if c := w.sim.Calls(); tc.refused != "" && c["CreateLoadBalancer"]+c["UpdateLoadBalancer"] != 1 {
+				t.Fatalf("calls after the refusal was learnt: %v", c)
+			}
+		})
+	}
 	t.Run("endpoints with different target ports: the most common port", func(t *testing.T) {
 		w := newWorld(t, hnssim.Windows2022, "L2Bridge")
 		w.tr.UpsertService(object.ServiceOf(Service("ns", "mixed", ClusterIPs("10.96.0.51"), Port("http", tcp, 80, 0))))

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 
 	"github.com/Microsoft/hcsshim/hcn"
 )
@@ -168,4 +170,24 @@ func (hcnClient) LoadBalancer(id string) (*LoadBalancer, error) {
 	}
 	var out LoadBalancer
 	return &out, convert(lb, &out)
+}
+
+// HostMAC finds the interface that has ip, as upstream winkernel does.
+func (hcnClient) HostMAC(ip netip.Addr) (string, error) {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return "", err
+	}
+	for _, iface := range ifaces {
+		addrs, err := iface.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Unmap() == ip {
+				return iface.HardwareAddr.String(), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no host interface has %s", ip)
 }

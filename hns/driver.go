@@ -24,25 +24,42 @@ type Driver struct {
 	nodeIPs  []netip.Addr
 	local    map[string]string // pod IP -> HNS endpoint ID (the CNI's)
 	remote   map[string]string // backend IP -> our remote endpoint ID
-	remoteIP map[string]string // the reverse: our remote endpoint ID -> IP
-	desired  map[string]DesiredLB
-	spKeys   map[graph.ServicePortName][]string
-	sps      map[graph.ServicePortName]*graph.ServicePort
-	inst     map[string]installed // key -> what HNS holds
-	refs     map[string]int       // endpoint ID -> load balancers using it
-	owned    ownedState
-	touched  map[string]bool
-	reported map[string]bool
-	started  bool
+	remoteIP map[string]string // the reverse: our remote endpoint ID (idKey) -> IP
+	remotePA map[string]string // our remote endpoint ID (idKey) -> its provider address
+	// Overlay networks: the ClusterIPs' endpoints (ClusterIP -> ID), how
+	// many service ports need each, which to look at next round, and why
+	// one could not be made.
+	vips       map[string]string
+	vipUsers   map[string]int
+	spVIPs     map[graph.ServicePortName][]string
+	vipTouched map[string]bool
+	vipErr     map[string]error
+	hostMAC    string
+	// maxBackends, once HNS refused a larger load balancer, is how many
+	// endpoints one keeps (0: all).
+	maxBackends int
+	desired     map[string]DesiredLB
+	spKeys      map[graph.ServicePortName][]string
+	sps         map[graph.ServicePortName]*graph.ServicePort
+	inst        map[string]installed // key -> what HNS holds
+	refs        map[string]int       // endpoint ID (idKey) -> load balancers using it
+	owned       ownedState
+	touched     map[string]bool
+	reported    map[string]bool
+	started     bool
 	// stale is set when HNS said an object we referenced is gone (a pod's
 	// endpoint the CNI removed, a load balancer deleted by hand): the next
 	// attempt re-reads HNS first instead of failing the same way.
 	stale bool
 }
 
+// installed is a load balancer HNS holds: HNS's answer (normalized), and
+// the digest of what the driver asked for beyond what HNS is known to
+// echo (identity.go).
 type installed struct {
-	ID   string
-	Spec LoadBalancer
+	ID    string
+	Echo  LoadBalancer
+	Asked string
 }
 
 // NewDriver returns a driver over an HNS client (the simulator in tests).
@@ -50,7 +67,8 @@ func NewDriver(c Client, o Options) (*Driver, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	d := &Driver{c: c, opts: o, local: map[string]string{}, remote: map[string]string{}, remoteIP: map[string]string{},
+	d := &Driver{c: c, opts: o, local: map[string]string{}, remote: map[string]string{}, remoteIP: map[string]string{}, remotePA: map[string]string{},
+		vips: map[string]string{}, vipUsers: map[string]int{}, spVIPs: map[graph.ServicePortName][]string{}, vipTouched: map[string]bool{}, vipErr: map[string]error{},
 		desired: map[string]DesiredLB{}, spKeys: map[graph.ServicePortName][]string{},
 		sps: map[graph.ServicePortName]*graph.ServicePort{}, inst: map[string]installed{}, refs: map[string]int{},
 		touched: map[string]bool{}, reported: map[string]bool{}}
@@ -77,7 +95,8 @@ func NewDriver(c Client, o Options) (*Driver, error) {
 
 // settings is what the mapping needs now.
 func (d *Driver) settings() Settings {
-	s := Settings{Features: d.features, EnableDSR: d.opts.EnableDSR, NodeIPs: d.nodeIPs}
+	s := Settings{Features: d.features, EnableDSR: d.opts.EnableDSR, NodeIPs: d.nodeIPs,
+		Overlay: d.network.IsOverlay(), RemoteSubnets: d.network.RemoteSubnets}
 	if v, err := netip.ParseAddr(d.opts.SourceVIP); err == nil {
 		s.SourceVIP = v
 	}
@@ -136,7 +155,7 @@ func (d *Driver) refresh() error {
 	if err != nil {
 		return fmt.Errorf("HNS network %q: %w", d.opts.NetworkName, err)
 	}
-	d.network = n
+	d.setNetwork(n)
 	if err := d.refreshEndpoints(); err != nil {
 		return err
 	}
@@ -155,7 +174,11 @@ func (d *Driver) refresh() error {
 			d.owned.remove(id) // gone from HNS (deleted by hand, or HNS reset)
 			continue
 		}
-		d.setInstalled(key, installed{ID: id, Spec: normalize(lb)})
+		asked, ok := d.owned.Asked[id]
+		if !ok {
+			asked = askedOf(lb) // recorded before the digest was kept: trust HNS's answer
+		}
+		d.setInstalled(key, installed{ID: id, Echo: normalize(lb), Asked: asked})
 	}
 	return nil
 }
@@ -167,15 +190,17 @@ func (d *Driver) refreshEndpoints() error {
 	if err != nil {
 		return fmt.Errorf("listing HNS endpoints: %w", err)
 	}
-	d.local, d.remote, d.remoteIP = map[string]string{}, map[string]string{}, map[string]string{}
+	d.local, d.remote, d.remoteIP, d.remotePA, d.vips = map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
 	for _, ep := range eps {
-		if len(ep.IPConfigurations) == 0 {
+		ip := ep.IP()
+		if ip == "" {
 			continue
 		}
-		ip := ep.IPConfigurations[0].IPAddress
 		switch {
 		case strings.HasPrefix(ep.Name, RemotePrefix) && ep.Flags&EndpointFlagRemote != 0:
-			d.remote[ip], d.remoteIP[ep.ID] = ep.ID, ip
+			d.remote[ip], d.remoteIP[idKey(ep.ID)], d.remotePA[idKey(ep.ID)] = ep.ID, ip, ep.ProviderAddress()
+		case strings.HasPrefix(ep.Name, VIPEndpointPrefix) && ep.Flags&EndpointFlagRemote != 0:
+			d.vips[ip] = ep.ID
 		case ep.Flags&EndpointFlagRemote == 0:
 			d.local[ip] = ep.ID
 		}
@@ -195,7 +220,9 @@ func (d *Driver) setNode(n graph.Node) {
 }
 
 func (d *Driver) setServicePort(sp *graph.ServicePort) {
-	lbs, problems := LoadBalancersFor(sp, d.settings())
+	set := d.settings()
+	d.setVIPUsers(sp.Name, VIPEndpointsFor(sp, set))
+	lbs, problems := LoadBalancersFor(sp, set)
 	for _, p := range problems {
 		d.report(p.Service, "HNSCannotProgram", p.What)
 	}
@@ -222,6 +249,7 @@ func (d *Driver) removeServicePort(n graph.ServicePortName) {
 	}
 	delete(d.spKeys, n)
 	delete(d.sps, n)
+	d.setVIPUsers(n, nil)
 }
 
 // report logs a problem once, and hands it to the command's problem sink

@@ -26,6 +26,10 @@ type Factory struct {
 	// NewClient makes the HNS client (tests set a simulator); nil: the
 	// platform's (hcn on Windows).
 	NewClient func() (Client, error)
+
+	// overlay is set once New found an overlay network: such a network is
+	// single-stack (Capabilities says so from then on).
+	overlay bool
 }
 
 // Description implements dataplanes.Factory.
@@ -33,8 +37,27 @@ func (f *Factory) Description() string {
 	return "Windows HNS: load balancers through hcsshim's hcn (DSR, preserve-DIP, overlay remote endpoints, in-place modify)"
 }
 
-// Capabilities implements dataplanes.Factory.
+// Capabilities implements dataplanes.Factory. Once New has found an
+// overlay network, the node's second family is a gap: HNS overlay networks
+// are single-stack (upstream winkernel's dualStackCompatible), serving the
+// node's primary family, IPv4 unless --hns-node-ips starts with an IPv6
+// address (the Node's own order is known only later).
 func (f *Factory) Capabilities() dataplanes.Capabilities {
+	c := f.baseCapabilities()
+	if f.overlay {
+		other := dataplanes.IPv6
+		if len(f.Options.NodeIPs) > 0 {
+			if ip, err := netip.ParseAddr(f.Options.NodeIPs[0]); err == nil && ip.Is6() {
+				other = dataplanes.IPv4
+			}
+		}
+		c.Supported = slices.DeleteFunc(c.Supported, func(x dataplanes.Capability) bool { return x == other })
+		c.Gaps[other] = "HNS overlay networks are single-stack: only the node's primary family is served (as upstream winkernel)"
+	}
+	return c
+}
+
+func (f *Factory) baseCapabilities() dataplanes.Capabilities {
 	return dataplanes.Capabilities{
 		Supported: []dataplanes.Capability{dataplanes.IPv4, dataplanes.IPv6, dataplanes.TCP, dataplanes.UDP, dataplanes.SCTP,
 			dataplanes.NodePort, dataplanes.ExternalIPs, dataplanes.LoadBalancerIPs, dataplanes.SessionAffinity,
@@ -71,7 +94,12 @@ func (f *Factory) New(_ context.Context, env dataplanes.Env) (dataplanes.Driver,
 	}
 	o := f.Options
 	o.Problems = env.Problems
-	return NewDriver(c, o)
+	d, err := NewDriver(c, o)
+	if err != nil {
+		return nil, err
+	}
+	f.overlay = d.network.IsOverlay()
+	return d, nil
 }
 
 func (o *Options) validate() error {

@@ -28,11 +28,21 @@ import (
 // preserve-destination the NodePort and ingress ones use local endpoints
 // only. ClientIP affinity is SourceIP distribution (HNS has no timeout).
 // IPv6 load balancers carry the IPv6 flag.
+//
+// On overlay networks, as upstream: only the node's primary family (HNS
+// overlay networks have no dual-stack: winkernel's dualStackCompatible);
+// each ClusterIP also gets a remote endpoint of its own (VIPEndpoint); and
+// a service port's SourceVIP is --hns-source-vip unless one of its
+// backends on another node is a node's own address or outside every pod
+// subnet, when it is the node IP (winkernel's syncProxyRules: "Endpoints
+// are any IP's outside the cluster ==> Choose NodeIP as the SourceVIP").
 
 // AnnotationPreserveDestination is upstream's annotation for PreserveDIP.
 const AnnotationPreserveDestination = "preserve-destination"
 
-// MaxBackends is how many endpoints one HNS load balancer takes.
+// MaxBackends is how many endpoints an HNS load balancer took in a 2021
+// report (kubernetes#98680). The driver passes every endpoint and
+// truncates to this only after HNS refused a larger load balancer.
 const MaxBackends = 64
 
 // Kind is what a load balancer serves.
@@ -52,6 +62,67 @@ type Settings struct {
 	EnableDSR bool       // --hns-enable-dsr (ClusterIP DSR)
 	SourceVIP netip.Addr // --hns-source-vip (overlay); else the node IP
 	NodeIPs   []netip.Addr
+	// Overlay is set on an overlay (VXLAN) network, whose RemoteSubnets
+	// route other nodes' pod prefixes to those nodes.
+	Overlay       bool
+	RemoteSubnets []RemoteSubnet
+}
+
+// primaryFamily is the family of the node's first address (overlay
+// networks serve only it).
+func (s Settings) primaryFamily() graph.IPFamily {
+	if len(s.NodeIPs) > 0 {
+		return graph.FamilyOf(s.NodeIPs[0])
+	}
+	if s.SourceVIP.IsValid() {
+		return graph.FamilyOf(s.SourceVIP)
+	}
+	return graph.IPv4
+}
+
+// sourceVIP is the SourceVIP of a service port's load balancers of one
+// family: the node IP on l2bridge (unless --hns-source-vip is set); on
+// overlay --hns-source-vip, except when a backend on another node is a
+// node's address (its IP is a remote subnet's provider address) or in no
+// remote subnet at all ("public"): then the node IP, as upstream.
+func (s Settings) sourceVIP(sp *graph.ServicePort, fam graph.IPFamily) string {
+	nodeIP, hasNodeIP := graph.FirstOfFamily(s.NodeIPs, fam)
+	configured := s.SourceVIP.IsValid() && graph.FamilyOf(s.SourceVIP) == fam
+	useNodeIP := !configured
+	if s.Overlay && configured {
+		for _, list := range [][]graph.Endpoint{sp.InternalEndpoints, sp.ExternalEndpoints} {
+			for _, e := range list {
+				if e.Local || graph.FamilyOf(e.IP) != fam {
+					continue
+				}
+				if pa := ProviderAddressFor(s.RemoteSubnets, e.IP); pa == "" || pa == e.IP.String() {
+					useNodeIP = true
+				}
+			}
+		}
+	}
+	switch {
+	case useNodeIP && hasNodeIP:
+		return nodeIP.String()
+	case configured:
+		return s.SourceVIP.String()
+	}
+	return ""
+}
+
+// VIPEndpointsFor lists the ClusterIPs of a service port that need a
+// remote endpoint of their own: on overlay networks, the ClusterIP of the
+// primary family, pointing at this host (upstream creates it for every
+// service port, with or without backends, and skips the service port when
+// it cannot).
+func VIPEndpointsFor(sp *graph.ServicePort, s Settings) []netip.Addr {
+	if !s.Overlay {
+		return nil
+	}
+	if cip, ok := graph.FirstOfFamily(sp.ClusterIPs, s.primaryFamily()); ok {
+		return []netip.Addr{cip}
+	}
+	return nil
 }
 
 // DesiredLB is a load balancer the driver wants, before endpoints are
@@ -118,6 +189,10 @@ func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []Problem
 	}
 
 	for _, fam := range sp.Families().List() {
+		if s.Overlay && fam != s.primaryFamily() {
+			report("%s frontends not programmed: HNS overlay networks have no dual-stack (upstream winkernel serves the node's primary family only)", fam)
+			continue
+		}
 		if fam == graph.IPv6 && !s.Features.IPv6DualStack {
 			report("IPv6 needs HNS dual-stack support (Windows Server 2022): IPv6 frontends not programmed")
 			continue
@@ -126,12 +201,7 @@ func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []Problem
 		if fam == graph.IPv6 {
 			lbFlags |= LBFlagIPv6
 		}
-		srcVIP := ""
-		if s.SourceVIP.IsValid() && graph.FamilyOf(s.SourceVIP) == fam {
-			srcVIP = s.SourceVIP.String()
-		} else if ip, ok := graph.FirstOfFamily(s.NodeIPs, fam); ok {
-			srcVIP = ip.String()
-		}
+		srcVIP := s.sourceVIP(sp, fam)
 		add := func(kind Kind, vip netip.Addr, port uint16, flags, portFlags uint32, eps []graph.Endpoint) {
 			eps = graph.EndpointsOfFamily(eps, fam)
 			if len(eps) == 0 {
@@ -140,10 +210,6 @@ func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []Problem
 			target, kept, dropped := commonTarget(eps)
 			if dropped > 0 {
 				report("%s: %d endpoint(s) use another target port than %d (an HNS load balancer has one internal port): left out", kind, dropped, target)
-			}
-			if len(kept) > MaxBackends {
-				report("%s: %d endpoints, HNS takes %d: kept the local ones first, then the rest in order", kind, len(kept), MaxBackends)
-				kept = truncate(kept, MaxBackends)
 			}
 			vipText := ""
 			if vip.IsValid() {
@@ -227,10 +293,14 @@ func commonTarget(eps []graph.Endpoint) (uint16, []graph.Endpoint, int) {
 	return best, kept, len(eps) - len(kept)
 }
 
-// truncate keeps n endpoints: local ones first, then the rest in the
-// graph's order.
-func truncate(eps []graph.Endpoint, n int) []graph.Endpoint {
-	sorted := slices.Clone(eps)
+// Truncated is want with at most n endpoints: local ones first, then the
+// rest in the graph's order (what the driver programs after HNS refused
+// the whole list).
+func (want DesiredLB) Truncated(n int) DesiredLB {
+	if len(want.Endpoints) <= n {
+		return want
+	}
+	sorted := slices.Clone(want.Endpoints)
 	slices.SortStableFunc(sorted, func(a, b graph.Endpoint) int {
 		switch {
 		case a.Local == b.Local:
@@ -242,7 +312,8 @@ func truncate(eps []graph.Endpoint, n int) []graph.Endpoint {
 	})
 	sorted = sorted[:n]
 	graph.SortEndpoints(sorted)
-	return sorted
+	want.Endpoints = sorted
+	return want
 }
 
 // RemoteEndpointName names the remote endpoints this driver creates; the
@@ -267,25 +338,73 @@ func RemoteEndpoint(n *Network, ip netip.Addr, nodeIP netip.Addr) *Endpoint {
 		SchemaVersion:    V2,
 	}
 	if n.IsOverlay() {
-		pa := providerAddressFor(n, ip)
-		if pa == "" && nodeIP.IsValid() {
-			pa = nodeIP.String()
-		}
-		ep.Policies = append(ep.Policies, providerAddressPolicy(pa))
+		ep.Policies = append(ep.Policies, providerAddressPolicy(ExpectedProviderAddress(n.RemoteSubnets, ip, nodeIP)))
 	}
 	return ep
 }
 
-func providerAddressFor(n *Network, ip netip.Addr) string {
-	for _, r := range n.RemoteSubnets {
-		if p, err := netip.ParsePrefix(r.DestinationPrefix); err == nil && p.Contains(ip) {
-			return r.ProviderAddress
-		}
-		if r.ProviderAddress == ip.String() {
-			return r.ProviderAddress
-		}
+// ExpectedProviderAddress is the provider address a remote endpoint for
+// ip should carry: the remote subnet's that holds it, else this node's IP
+// (upstream: "Could not find provider address, assuming it is a public
+// IP").
+func ExpectedProviderAddress(subnets []RemoteSubnet, ip, nodeIP netip.Addr) string {
+	if pa := ProviderAddressFor(subnets, ip); pa != "" {
+		return pa
+	}
+	if nodeIP.IsValid() {
+		return nodeIP.String()
 	}
 	return ""
+}
+
+// VIPEndpointPrefix starts the name of the ClusterIP endpoints the driver
+// creates on overlay networks.
+const VIPEndpointPrefix = "switchyard-vip-"
+
+// VIPEndpoint builds the remote endpoint upstream creates for a ClusterIP
+// on an overlay network: the ClusterIP at this host (its MAC, and this
+// node's IP as provider address).
+func VIPEndpoint(vip netip.Addr, hostMAC string, nodeIP netip.Addr) *Endpoint {
+	return &Endpoint{
+		Name:             VIPEndpointPrefix + strings.ReplaceAll(vip.String(), ":", "-"),
+		IPConfigurations: []IPConfig{{IPAddress: vip.String()}},
+		MacAddress:       hostMAC,
+		Flags:            EndpointFlagRemote,
+		Policies:         []EndpointPolicy{providerAddressPolicy(nodeIP.String())},
+		SchemaVersion:    V2,
+	}
+}
+
+// SourceVIPEndpointName names the source VIP's endpoint when the driver
+// creates it.
+const SourceVIPEndpointName = "switchyard-source-vip"
+
+// SourceVIPEndpoint builds the endpoint upstream creates for the source
+// VIP on an overlay network when none exists: a local endpoint (no remote
+// flag, so no provider address) with the host's MAC.
+func SourceVIPEndpoint(ip netip.Addr, hostMAC string) *Endpoint {
+	return &Endpoint{
+		Name:             SourceVIPEndpointName,
+		IPConfigurations: []IPConfig{{IPAddress: ip.String()}},
+		MacAddress:       hostMAC,
+		SchemaVersion:    V2,
+	}
+}
+
+// ProviderAddressFor is the provider address of the remote subnet that
+// holds ip, or of the node whose address ip is ("" if none: upstream's
+// findRemoteSubnetProviderAddress).
+func ProviderAddressFor(subnets []RemoteSubnet, ip netip.Addr) string {
+	pa := ""
+	for _, r := range subnets {
+		if p, err := netip.ParsePrefix(r.DestinationPrefix); err == nil && p.Contains(ip) {
+			pa = r.ProviderAddress
+		}
+		if r.ProviderAddress == ip.String() {
+			pa = r.ProviderAddress
+		}
+	}
+	return pa
 }
 
 // conjureMAC is upstream's "02-11-" + the address's last four bytes.

@@ -25,15 +25,20 @@ import (
 // of it. A torn last line (a crash mid-write) is ignored.
 type ownedState struct {
 	LoadBalancers map[string]string // HNS ID -> key
+	// Asked is, per HNS ID, the digest of what the driver set beyond what
+	// HNS is known to echo (identity.go); absent in records written before
+	// it was kept.
+	Asked map[string]string
 
 	pending []ownedLine // appended by the next save
 	lines   int         // lines in the file after the header
 }
 
 type ownedLine struct {
-	Add string `json:"add,omitempty"`
-	Key string `json:"key,omitempty"`
-	Del string `json:"del,omitempty"`
+	Add   string `json:"add,omitempty"`
+	Key   string `json:"key,omitempty"`
+	Asked string `json:"asked,omitempty"`
+	Del   string `json:"del,omitempty"`
 }
 
 type ownedHeader struct {
@@ -43,21 +48,23 @@ type ownedHeader struct {
 
 const ownedFormat = 2
 
-func (s *ownedState) add(id, key string) {
+func (s *ownedState) add(id, key, asked string) {
 	s.LoadBalancers[id] = key
-	s.pending = append(s.pending, ownedLine{Add: id, Key: key})
+	s.Asked[id] = asked
+	s.pending = append(s.pending, ownedLine{Add: id, Key: key, Asked: asked})
 }
 
 func (s *ownedState) remove(id string) {
 	if _, ok := s.LoadBalancers[id]; ok {
 		delete(s.LoadBalancers, id)
+		delete(s.Asked, id)
 		s.pending = append(s.pending, ownedLine{Del: id})
 	}
 }
 
 // loadOwned reads the journal and rewrites it compactly.
 func loadOwned(path string) (ownedState, error) {
-	s := ownedState{LoadBalancers: map[string]string{}}
+	s := ownedState{LoadBalancers: map[string]string{}, Asked: map[string]string{}}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -87,8 +94,12 @@ func loadOwned(path string) (ownedState, error) {
 		switch {
 		case l.Add != "":
 			s.LoadBalancers[l.Add] = l.Key
+			if l.Asked != "" {
+				s.Asked[l.Add] = l.Asked
+			}
 		case l.Del != "":
 			delete(s.LoadBalancers, l.Del)
+			delete(s.Asked, l.Del)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -141,7 +152,7 @@ func (s *ownedState) compact(path string) error {
 	buf.Write(h)
 	buf.WriteByte('\n')
 	for id, key := range s.LoadBalancers {
-		b, _ := json.Marshal(ownedLine{Add: id, Key: key})
+		b, _ := json.Marshal(ownedLine{Add: id, Key: key, Asked: s.Asked[id]})
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}

@@ -18,7 +18,7 @@ func TestOwnershipJournal(t *testing.T) {
 	want := map[string]string{}
 	for i := range 10 {
 		id := fmt.Sprintf("lb-%d", i)
-		s.add(id, "key-"+id)
+		s.add(id, "key-"+id, "")
 		want[id] = "key-" + id
 	}
 	s.remove("lb-3")
@@ -28,7 +28,7 @@ func TestOwnershipJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
-	s.add("lb-10", "key-lb-10")
+	s.add("lb-10", "key-lb-10", "")
 	want["lb-10"] = "key-lb-10"
 	if err := s.saveIfChanged(path); err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestOwnershipJournal(t *testing.T) {
 		s, _ := loadOwned(path)
 		for i := range 500 {
 			id := fmt.Sprintf("churn-%d", i)
-			s.add(id, "k")
+			s.add(id, "k", "")
 			s.remove(id)
 			if err := s.saveIfChanged(path); err != nil {
 				t.Fatal(err)

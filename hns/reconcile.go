@@ -16,11 +16,32 @@ import (
 // changes does not stall; the rest go in later syncs.
 const maxStaleDeletes = 20
 
+// errLater marks a key left for a later sync (the stale-delete bound).
+var errLater = errors.New("left for a later sync")
+
+// errRetryTruncated asks for a key to be tried again: HNS has just refused
+// a load balancer for its number of endpoints, and the driver truncates
+// from now on.
+var errRetryTruncated = errors.New("retry with at most MaxBackends endpoints")
+
+// round is what one reconcile pass carries between keys.
+type round struct {
+	full      bool
+	refreshed bool     // the endpoints were re-read in this round
+	deleted   int      // stale load balancers deleted (full syncs)
+	unused    []string // remote endpoint IDs whose last user may be gone
+}
+
 // reconcile brings every touched key to its desired state with the
 // fewest HNS calls. Transient failures are returned (the batch is retried
 // with everything still pending); failures HNS will repeat (a frontend
 // another component holds) are reported and left for the next full sync.
 func (d *Driver) reconcile(full bool) error {
+	if !full {
+		if err := d.recheckNetwork(); err != nil {
+			return err
+		}
+	}
 	if d.stale && !full { // a full sync has just refreshed
 		if err := d.refresh(); err != nil {
 			return err
@@ -28,21 +49,24 @@ func (d *Driver) reconcile(full bool) error {
 		for k := range d.desired {
 			d.touched[k] = true // what vanished is recreated now
 		}
+		d.touchAllVIPs()
 	}
 	d.stale = false
-	var transient []error
-	keys := make([]string, 0, len(d.touched))
-	for k := range d.touched {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	refreshed, deleted := false, 0
-	var unused []string // remote endpoint IDs whose last user may be gone
+	r := &round{full: full}
 	if full {
 		for _, id := range d.remote {
-			unused = append(unused, id) // leftovers of an earlier run too
+			r.unused = append(r.unused, id) // leftovers of an earlier run too
 		}
+		d.touchAllVIPs()
 	}
+	if err := d.ensureSourceVIPEndpoint(); err != nil {
+		return err
+	}
+	var transient []error
+	if err := d.repairProviderAddresses(); err != nil {
+		transient = append(transient, err)
+	}
+	d.syncVIPEndpoints()
 
 	fail := func(key string, err error) {
 		if permanent(err) {
@@ -58,85 +82,101 @@ func (d *Driver) reconcile(full bool) error {
 		}
 		transient = append(transient, fmt.Errorf("%s: %w", key, err))
 	}
-
+	keys := make([]string, 0, len(d.touched))
+	for k := range d.touched {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
 	for _, key := range keys {
-		want, isDesired := d.desired[key]
-		have, isInstalled := d.inst[key]
-		var spec LoadBalancer
-		if isDesired {
-			var err error
-			spec, err = d.spec(want, &refreshed)
-			if err != nil {
-				fail(key, err)
-				continue
-			}
-			if len(spec.HostComputeEndpoints) == 0 {
-				isDesired = false // no endpoint HNS knows of: no load balancer
-			}
+		err := d.reconcileKey(key, r)
+		if errors.Is(err, errRetryTruncated) {
+			err = d.reconcileKey(key, r)
 		}
 		switch {
-		case !isDesired && !isInstalled:
-		case !isDesired:
-			if full && deleted >= maxStaleDeletes {
-				continue // left for a later sync
-			}
-			deleted++
-			if err := d.c.DeleteLoadBalancer(have.ID); err != nil && !errors.Is(err, ErrNotFound) {
-				fail(key, err)
-				continue
-			}
-			unused = append(unused, have.Spec.HostComputeEndpoints...)
-			d.forget(key, have.ID)
-		case isInstalled && equalSpec(have.Spec, spec):
-		case isInstalled && d.features.ModifyLoadBalancer && onlyEndpointsDiffer(have.Spec, spec):
-			lb, err := d.c.UpdateLoadBalancer(have.ID, &spec)
-			if isNotImplemented(err) {
-				klog.InfoS("HNS does not implement ModifyLoadBalancer; replacing load balancers instead")
-				d.features.ModifyLoadBalancer = false
-				if err := d.recreate(key, have, spec); err != nil {
-					fail(key, err)
-					continue
-				}
-			} else if err != nil {
-				fail(key, err)
-				continue
-			} else if applied, err := d.modifyApplied(lb.ID, spec); err != nil {
-				fail(key, err)
-				continue
-			} else if !applied {
-				d.modifyFailed(key)
-				if err := d.recreate(key, have, spec); err != nil {
-					fail(key, err)
-					continue
-				}
-			} else {
-				d.setInstalled(key, installed{ID: lb.ID, Spec: normalize(*lb)})
-			}
-			unused = append(unused, have.Spec.HostComputeEndpoints...)
-		case isInstalled:
-			if err := d.recreate(key, have, spec); err != nil {
-				fail(key, err)
-				continue
-			}
-			unused = append(unused, have.Spec.HostComputeEndpoints...)
+		case errors.Is(err, errLater):
+		case err != nil:
+			fail(key, err)
 		default:
-			lb, err := d.c.CreateLoadBalancer(&spec)
-			if err != nil {
-				fail(key, err)
-				continue
-			}
-			d.setInstalled(key, installed{ID: lb.ID, Spec: normalize(*lb)})
-			d.owned.add(lb.ID, key)
+			delete(d.touched, key)
 		}
-		delete(d.touched, key)
 	}
-	if err := d.collectRemote(unused); err != nil {
+	if err := d.collectRemote(r.unused); err != nil {
 		transient = append(transient, err)
 	}
 	if err := d.owned.saveIfChanged(d.opts.StateFile); err != nil {
 		transient = append(transient, fmt.Errorf("saving %s: %w", d.opts.StateFile, err))
 	}
 	return errors.Join(transient...)
+}
+
+// reconcileKey brings one load balancer to its desired state.
+func (d *Driver) reconcileKey(key string, r *round) error {
+	want, isDesired := d.desired[key]
+	have, isInstalled := d.inst[key]
+	var spec LoadBalancer
+	if isDesired {
+		if err := d.vipEndpointMissing(want); err != nil {
+			return err
+		}
+		if d.maxBackends > 0 && len(want.Endpoints) > d.maxBackends {
+			d.report(want.Service, "HNSCannotProgram", fmt.Sprintf("%s: %d endpoints, this HNS takes %d: kept this node's first, then the rest in order",
+				want.Kind, len(want.Endpoints), d.maxBackends))
+			want = want.Truncated(d.maxBackends)
+		}
+		var err error
+		if spec, err = d.spec(want, r); err != nil {
+			return err
+		}
+		if len(spec.HostComputeEndpoints) == 0 {
+			isDesired = false // no endpoint HNS knows of: no load balancer
+		}
+	}
+	switch {
+	case !isDesired && !isInstalled:
+	case !isDesired:
+		if r.full && r.deleted >= maxStaleDeletes {
+			return errLater
+		}
+		r.deleted++
+		if err := d.c.DeleteLoadBalancer(have.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		r.unused = append(r.unused, have.Echo.HostComputeEndpoints...)
+		d.forget(key, have.ID)
+	case isInstalled && have.same(spec):
+	case isInstalled && d.features.ModifyLoadBalancer && have.onlyEndpointsDiffer(spec):
+		r.unused = append(r.unused, have.Echo.HostComputeEndpoints...)
+		return d.modify(key, have, spec)
+	case isInstalled:
+		r.unused = append(r.unused, have.Echo.HostComputeEndpoints...)
+		return d.recreate(key, have, spec)
+	default:
+		return d.create(key, spec)
+	}
+	return nil
+}
+
+// modify changes a load balancer's endpoints in place, and reads it back.
+func (d *Driver) modify(key string, have installed, spec LoadBalancer) error {
+	lb, err := d.c.UpdateLoadBalancer(have.ID, &spec)
+	switch {
+	case isNotImplemented(err):
+		klog.InfoS("HNS does not implement ModifyLoadBalancer; replacing load balancers instead")
+		d.features.ModifyLoadBalancer = false
+		return d.recreate(key, have, spec)
+	case err != nil:
+		return d.refusedSize(key, err, spec)
+	}
+	applied, err := d.modifyApplied(lb.ID, spec)
+	if err != nil {
+		return err
+	}
+	if !applied {
+		d.modifyFailed(key)
+		return d.recreate(key, have, spec)
+	}
+	d.setInstalled(key, installed{ID: lb.ID, Echo: normalize(*lb), Asked: have.Asked})
+	return nil
 }
 
 // modifyApplied reads a modified load balancer back: HNS 15.4 answered a
@@ -148,7 +188,7 @@ func (d *Driver) modifyApplied(id string, spec LoadBalancer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return slices.Equal(normalize(*got).HostComputeEndpoints, normalize(spec).HostComputeEndpoints), nil
+	return sameEndpoints(*got, spec), nil
 }
 
 // modifyFailed stops in-place modifies for good and says why, on the
@@ -166,35 +206,59 @@ func (d *Driver) recreate(key string, have installed, spec LoadBalancer) error {
 		return err
 	}
 	d.forget(key, have.ID)
+	return d.create(key, spec)
+}
+
+// create makes a load balancer and records it as this driver's.
+func (d *Driver) create(key string, spec LoadBalancer) error {
 	lb, err := d.c.CreateLoadBalancer(&spec)
 	if err != nil {
+		return d.refusedSize(key, err, spec)
+	}
+	asked := askedOf(spec)
+	d.setInstalled(key, installed{ID: lb.ID, Echo: normalize(*lb), Asked: asked})
+	d.owned.add(lb.ID, key, asked)
+	return nil
+}
+
+// refusedSize tells a refusal of a load balancer for its number of
+// endpoints: the first time HNS refuses one with more than MaxBackends
+// (with its own "too many" answer or one it would repeat), the driver
+// says which HNS refused, truncates every load balancer from then on, and
+// asks for the key to be tried again. Builds that take more endpoints
+// get them all.
+func (d *Driver) refusedSize(key string, err error, spec LoadBalancer) error {
+	if d.maxBackends > 0 || len(spec.HostComputeEndpoints) <= MaxBackends || errors.Is(err, ErrFrontendInUse) ||
+		!(errors.Is(err, ErrTooManyEndpoints) || permanent(err)) {
 		return err
 	}
-	d.setInstalled(key, installed{ID: lb.ID, Spec: normalize(*lb)})
-	d.owned.add(lb.ID, key)
-	return nil
+	d.maxBackends = MaxBackends
+	d.report(d.serviceOf(key), "HNSRefused", fmt.Sprintf(
+		"HNS %d.%d refused a load balancer with %d endpoints (%v): load balancers keep at most %d endpoints from now on, this node's first",
+		d.features.Version.Major, d.features.Version.Minor, len(spec.HostComputeEndpoints), err, MaxBackends))
+	return errRetryTruncated
 }
 
 // setInstalled records what HNS holds for a key, keeping the count of
 // load balancers each endpoint is used by.
 func (d *Driver) setInstalled(key string, in installed) {
 	if old, ok := d.inst[key]; ok {
-		d.count(old.Spec.HostComputeEndpoints, -1)
+		d.count(old.Echo.HostComputeEndpoints, -1)
 	}
 	d.inst[key] = in
-	d.count(in.Spec.HostComputeEndpoints, +1)
+	d.count(in.Echo.HostComputeEndpoints, +1)
 }
 
 func (d *Driver) forget(key, id string) {
 	if old, ok := d.inst[key]; ok {
-		d.count(old.Spec.HostComputeEndpoints, -1)
+		d.count(old.Echo.HostComputeEndpoints, -1)
 	}
 	delete(d.inst, key)
 	d.owned.remove(id)
 }
 
 func (d *Driver) count(ids []string, delta int) {
-	for _, id := range ids {
+	for _, id := range endpointSet(ids) {
 		d.refs[id] += delta
 		if d.refs[id] <= 0 {
 			delete(d.refs, id)
@@ -205,14 +269,14 @@ func (d *Driver) count(ids []string, delta int) {
 // spec turns a desired load balancer into HNS's form: endpoint IPs become
 // the CNI's endpoints (local pods) or this driver's remote endpoints,
 // created when first needed.
-func (d *Driver) spec(want DesiredLB, refreshed *bool) (LoadBalancer, error) {
+func (d *Driver) spec(want DesiredLB, r *round) (LoadBalancer, error) {
 	ids := make([]string, 0, len(want.Endpoints))
 	for _, e := range want.Endpoints {
 		ip := e.IP.String()
 		if e.Local {
 			id, ok := d.local[ip]
-			if !ok && !*refreshed {
-				*refreshed = true
+			if !ok && !r.refreshed {
+				r.refreshed = true
 				if err := d.refreshEndpoints(); err != nil {
 					return LoadBalancer{}, err
 				}
@@ -240,17 +304,14 @@ func (d *Driver) remoteEndpoint(ip netip.Addr) (string, error) {
 	if id, ok := d.remote[ip.String()]; ok {
 		return id, nil
 	}
-	var nodeIP netip.Addr
-	for _, n := range d.nodeIPs {
-		if graph.FamilyOf(n) == graph.FamilyOf(ip) {
-			nodeIP = n
-		}
-	}
-	ep, err := d.c.CreateEndpoint(d.network.ID, RemoteEndpoint(d.network, ip, nodeIP))
+	nodeIP, _ := graph.FirstOfFamily(d.nodeIPs, graph.FamilyOf(ip))
+	want := RemoteEndpoint(d.network, ip, nodeIP)
+	ep, err := d.c.CreateEndpoint(d.network.ID, want)
 	if err != nil {
 		return "", fmt.Errorf("creating the remote endpoint %s: %w", ip, err)
 	}
-	d.remote[ip.String()], d.remoteIP[ep.ID] = ep.ID, ip.String()
+	d.remote[ip.String()], d.remoteIP[idKey(ep.ID)] = ep.ID, ip.String()
+	d.remotePA[idKey(ep.ID)] = want.ProviderAddress()
 	return ep.ID, nil
 }
 
@@ -259,18 +320,30 @@ func (d *Driver) remoteEndpoint(ip netip.Addr) (string, error) {
 func (d *Driver) collectRemote(candidates []string) error {
 	var errs []error
 	for _, id := range candidates {
-		ip, ours := d.remoteIP[id]
-		if !ours || d.refs[id] > 0 {
+		ip, ours := d.remoteIP[idKey(id)]
+		if !ours || d.refs[idKey(id)] > 0 {
 			continue
 		}
-		if err := d.c.DeleteEndpoint(id); err != nil && !errors.Is(err, ErrNotFound) {
-			errs = append(errs, fmt.Errorf("deleting the remote endpoint %s: %w", ip, err))
-			continue
+		if err := d.deleteRemote(ip); err != nil {
+			errs = append(errs, err)
 		}
-		delete(d.remote, ip)
-		delete(d.remoteIP, id)
 	}
 	return errors.Join(errs...)
+}
+
+// deleteRemote deletes this driver's remote endpoint of a backend IP.
+func (d *Driver) deleteRemote(ip string) error {
+	id, ok := d.remote[ip]
+	if !ok {
+		return nil
+	}
+	if err := d.c.DeleteEndpoint(id); err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("deleting the remote endpoint %s: %w", ip, err)
+	}
+	delete(d.remote, ip)
+	delete(d.remoteIP, idKey(id))
+	delete(d.remotePA, idKey(id))
+	return nil
 }
 
 // normalize orders a load balancer's lists so equal ones compare equal.
@@ -282,21 +355,6 @@ func normalize(lb LoadBalancer) LoadBalancer {
 		lb.FrontendVIPs = nil
 	}
 	return lb
-}
-
-// onlyEndpointsDiffer tells the changes made in place: ModifyLoadBalancer
-// is used for the hot path (endpoints coming and going); a change of
-// flags, distribution, ports or source VIP (rare: a policy edit) replaces
-// the load balancer, as every HNS version supports.
-func onlyEndpointsDiffer(a, b LoadBalancer) bool {
-	a.HostComputeEndpoints = b.HostComputeEndpoints
-	return equalSpec(a, b)
-}
-
-func equalSpec(a, b LoadBalancer) bool {
-	return a.SourceVIP == b.SourceVIP && a.Flags == b.Flags && a.SchemaVersion == b.SchemaVersion &&
-		slices.Equal(a.HostComputeEndpoints, b.HostComputeEndpoints) &&
-		slices.Equal(a.FrontendVIPs, b.FrontendVIPs) && slices.Equal(a.PortMappings, b.PortMappings)
 }
 
 // permanent tells failures HNS would repeat until something else changes.

@@ -19,7 +19,7 @@ const (
 	FromExternal                   // another machine
 )
 
-// Packet is what the evaluator is asked about.
+// Packet is the first packet of a connection the evaluator is asked about.
 type Packet struct {
 	From     SourceKind
 	Src      netip.Addr
@@ -32,33 +32,51 @@ type Packet struct {
 
 // Verdict is what HNS does with the packet, as this model sees it.
 type Verdict struct {
-	Balanced bool           // a load balancer took it
-	Backend  netip.AddrPort // where it goes (endpoint IP, internal port)
+	// Balanced: a load balancer took it (Reason names which). A packet no
+	// load balancer takes is routed as ordinary traffic.
+	Balanced bool
+	// Connected: the packet reaches Backend and the reply reaches the
+	// client. False: it goes nowhere, or its reply is lost (Reason says
+	// why).
+	Connected bool
+	// Backend is where the packet goes (endpoint IP and internal port; for
+	// routed traffic, the destination unchanged).
+	Backend netip.AddrPort
+	// ToHost: routed to the host's own network stack (Backend is one of
+	// the host's addresses), not to a container.
+	ToHost bool
+	// SrcSeen is the source the backend sees: the client's address, or the
+	// load balancer's SourceVIP when HNS SNATs (rules.go, rule S).
+	SrcSeen netip.Addr
 	// DstSeen is the destination the backend sees: the VIP when the
-	// balancer preserves it (PreserveDIP), else the backend's own IP.
+	// balancer preserves it (PreserveDIP), else the backend's own address.
 	DstSeen netip.Addr
-	DSR     bool   // the backend answers the client directly
-	Reason  string // why it was not balanced, or which balancer took it
+	// DSR: the backend answers the client directly, not through the load
+	// balancer.
+	DSR    bool
+	Reason string
 }
 
-// Evaluate decides which backend a packet reaches. The rules it models:
-//   - a load balancer takes a packet when a port mapping has its protocol
-//     and destination port, and a frontend VIP equals its destination; a
-//     balancer without VIPs (NodePort) takes packets to any host address,
-//     from pods only with LocalRoutedVIP, never from the host itself
-//     (Windows has no NodePort access from the node), and only of its
-//     own family (the IPv6 flag);
-//   - ILB port mappings serve only this host's pods and the host;
-//   - SourceIP distribution keeps a client on one backend; otherwise each
-//     connection is spread on its own;
-//   - a remote backend on an overlay network without a provider address
-//     cannot be reached.
-//
-// A packet no balancer takes is reported unbalanced: HNS would route it
-// like any other packet, which for a VIP means it goes nowhere useful.
+// Evaluate decides what becomes of the first packet of a connection: the
+// load balancer that takes it and the backend it picks, or where HNS
+// routes it when no load balancer takes it, with the source and
+// destination the backend sees. Each rule it applies is listed, with its
+// source or "assumed", in rules.go.
 func (s *Sim) Evaluate(p Packet) Verdict {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	id, lb, pm, ok := s.balancer(p)
+	if !ok {
+		return s.route(p)
+	}
+	if len(lb.HostComputeEndpoints) == 0 {
+		return Verdict{Balanced: true, Reason: "load balancer " + id + " has no backends"}
+	}
+	return s.deliver(p, id, lb, pm, pick(p, pm, len(lb.HostComputeEndpoints)))
+}
+
+// balancer finds the load balancer and port mapping that take p.
+func (s *Sim) balancer(p Packet) (string, *hns.LoadBalancer, hns.PortMapping, bool) {
 	ids := make([]string, 0, len(s.lbs))
 	for id := range s.lbs {
 		ids = append(ids, id)
@@ -66,67 +84,79 @@ func (s *Sim) Evaluate(p Packet) Verdict {
 	slices.Sort(ids)
 	for _, id := range ids {
 		lb := s.lbs[id]
-		pm, ok := s.mapping(lb, p)
-		if !ok {
-			continue
+		if pm, ok := s.mapping(lb, p); ok {
+			return id, lb, pm, true
 		}
-		if len(lb.HostComputeEndpoints) == 0 {
-			return Verdict{Reason: "load balancer " + id + " has no backends"}
-		}
-		i := pick(p, pm, len(lb.HostComputeEndpoints))
-		ep := s.endpoints[lb.HostComputeEndpoints[i]]
-		if ep == nil {
-			return Verdict{Reason: "backend endpoint gone"}
-		}
-		if ep.Flags&hns.EndpointFlagRemote != 0 {
-			if net := s.networkByID(ep.HostComputeNetwork); net != nil && net.IsOverlay() && providerAddress(ep) == "" {
-				return Verdict{Reason: "remote backend without a provider address on an overlay network"}
-			}
-		}
-		ip, err := netip.ParseAddr(epIP(ep))
-		if err != nil {
-			return Verdict{Reason: "backend without an IP"}
-		}
-		v := Verdict{Balanced: true, Backend: netip.AddrPortFrom(ip, pm.InternalPort), DstSeen: ip,
-			DSR: lb.Flags&hns.LBFlagDSR != 0, Reason: "load balancer " + id}
-		if pm.Flags&hns.PortFlagPreserveDIP != 0 {
-			v.DstSeen = p.Dst.Addr()
-		}
-		return v
 	}
-	return Verdict{Reason: fmt.Sprintf("no load balancer for %s/%d", p.Dst, p.Protocol)}
+	return "", nil, hns.PortMapping{}, false
 }
 
-// mapping returns the port mapping of lb that takes p, if any.
+// mapping returns the port mapping of lb that takes p, if any (rules F).
 func (s *Sim) mapping(lb *hns.LoadBalancer, p Packet) (hns.PortMapping, bool) {
+	dst := p.Dst.Addr()
+	toHost := slices.Contains(s.hostIPs, dst)
 	for _, pm := range lb.PortMappings {
 		if pm.Protocol != p.Protocol || pm.ExternalPort != p.Dst.Port() {
 			continue
 		}
 		if pm.Flags&hns.PortFlagILB != 0 && p.From == FromExternal {
-			continue
+			continue // F2
+		}
+		if p.From == FromNode && toHost && pm.Flags&hns.PortFlagLocalRoutedVIP == 0 {
+			continue // F3: the host's own address stays in its stack
 		}
 		if len(lb.FrontendVIPs) == 0 {
-			// A balancer without VIPs serves the host addresses of its own
-			// family: the IPv6 flag says which.
-			if (lb.Flags&hns.LBFlagIPv6 != 0) != p.Dst.Addr().Is6() {
-				continue
+			// F4: a balancer without VIPs serves the host's addresses of
+			// its own family (the IPv6 flag says which).
+			if (lb.Flags&hns.LBFlagIPv6 != 0) == dst.Is6() && toHost {
+				return pm, true
 			}
-			if !slices.Contains(s.hostIPs, p.Dst.Addr()) || p.From == FromNode {
-				continue
-			}
-			if p.From == FromPod && pm.Flags&hns.PortFlagLocalRoutedVIP == 0 {
-				continue
-			}
-			return pm, true
+			continue
 		}
-		if slices.Contains(lb.FrontendVIPs, p.Dst.Addr().String()) {
-			return pm, true
+		if slices.Contains(lb.FrontendVIPs, dst.String()) {
+			return pm, true // F1
 		}
 	}
 	return hns.PortMapping{}, false
 }
 
+// deliver sends p to the i-th backend of lb.
+func (s *Sim) deliver(p Packet, id string, lb *hns.LoadBalancer, pm hns.PortMapping, i int) Verdict {
+	v := Verdict{Balanced: true, DSR: lb.Flags&hns.LBFlagDSR != 0, Reason: "load balancer " + id}
+	ep := s.endpoints[lb.HostComputeEndpoints[i]]
+	if ep == nil {
+		v.Reason += ": backend endpoint gone"
+		return v
+	}
+	ip, err := netip.ParseAddr(epIP(ep))
+	if err != nil {
+		v.Reason += ": backend without an IP"
+		return v
+	}
+	v.Backend = netip.AddrPortFrom(ip, pm.InternalPort)
+	v.SrcSeen = s.sourceSeen(p, lb, v.DSR)
+	v.DstSeen = ip
+	if pm.Flags&hns.PortFlagPreserveDIP != 0 {
+		v.DstSeen = p.Dst.Addr() // D1
+	}
+	remote := ep.Flags&hns.EndpointFlagRemote != 0
+	if remote {
+		if why := s.providerAddressWrong(ep, ip); why != "" {
+			v.Reason += ": " + why // P1, P2
+			return v
+		}
+	}
+	if v.DSR && remote && p.From == FromExternal {
+		// R1
+		v.Reason += fmt.Sprintf(": DSR to %s on another node: its reply leaves that node without the VIP's fix-up and never reaches the client", ip)
+		return v
+	}
+	v.Connected = true
+	return v
+}
+
+// pick chooses a backend: by the client's address with SourceIP
+// distribution (B1), else by connection.
 func pick(p Packet, pm hns.PortMapping, n int) int {
 	h := fnv.New64a()
 	h.Write(p.Src.AsSlice())

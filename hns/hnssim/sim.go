@@ -5,9 +5,11 @@
 //
 // It is a model, not Windows. It models: object lifetimes that outlive a
 // driver (restart tests), duplicate frontends failing like HRESULT
-// 0x803b0013, the 64-backend limit, ModifyLoadBalancer being unavailable
+// 0x803b0013, the 64-backend limit of Windows Server 2019
+// (kubernetes#98680; none modelled later, assumed), ModifyLoadBalancer being unavailable
 // before Windows Server 2025, DSR (2019+) and session affinity (2022+)
 // gated by build, remote endpoints needing a provider address on overlay,
+// the host's MAC (one interface), remote subnet routes that change,
 // and an HNS restart window in which calls fail; the HNS version a build
 // reports (assumed: see Version), and ModifyLoadBalancer on HNS 15.4
 // succeeding without taking effect (kubernetes/kubernetes#131466). It
@@ -18,7 +20,6 @@
 package hnssim
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -66,6 +67,21 @@ type Sim struct {
 	version   hns.Version
 	// ignoreModifies: ModifyLoadBalancer succeeds and changes nothing.
 	ignoreModifies bool
+	hostMAC        string
+	// rewriteEcho, when set, changes every load balancer HNS answers with
+	// (a what-if: see EchoRewritten).
+	rewriteEcho func(*hns.LoadBalancer)
+}
+
+// maxBackends is how many endpoints a load balancer of build b takes (0:
+// no limit modelled). 64 on Windows Server 2019 is kubernetes#98680's
+// report (2021); that later builds take more is the project's issue 17
+// and is unverified (assumed here: no limit).
+func maxBackends(b Build) int {
+	if b < Windows2022 {
+		return 64
+	}
+	return 0
 }
 
 // versionOf is the HNS version the simulator reports for a build. Only
@@ -105,7 +121,7 @@ var _ hns.Client = (*Sim)(nil)
 
 // New returns an empty HNS of a Windows build.
 func New(b Build) *Sim {
-	return &Sim{build: b, version: versionOf(b), networks: map[string]*hns.Network{}, endpoints: map[string]*hns.Endpoint{}, byIP: map[string]string{},
+	return &Sim{build: b, version: versionOf(b), hostMAC: "00:15:5d:00:00:01", networks: map[string]*hns.Network{}, endpoints: map[string]*hns.Endpoint{}, byIP: map[string]string{},
 		lbs: map[string]*hns.LoadBalancer{}, frontends: map[string]string{}, users: map[string]int{}, calls: map[string]int{}, faults: map[string][]error{}}
 }
 
@@ -121,6 +137,44 @@ func (s *Sim) AddNetwork(name, typ string, remote ...hns.RemoteSubnet) *hns.Netw
 	n := &hns.Network{ID: s.id("net"), Name: name, Type: typ, RemoteSubnets: remote}
 	s.networks[name] = n
 	return n
+}
+
+// SetRemoteSubnets replaces an overlay network's remote subnet routes (a
+// node joining or leaving, as the CNI would write them).
+func (s *Sim) SetRemoteSubnets(network string, remote ...hns.RemoteSubnet) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.networks[network].RemoteSubnets = slices.Clone(remote)
+}
+
+// EchoRewritten makes HNS answer every load balancer (created, modified,
+// listed or read) through f: a what-if for fields HNS might normalise
+// (nothing documents that it does), to show the driver compares only what
+// HNS is known to echo.
+func (s *Sim) EchoRewritten(f func(*hns.LoadBalancer)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rewriteEcho = f
+}
+
+// echo is a copy of lb as HNS answers it.
+func (s *Sim) echo(lb *hns.LoadBalancer) *hns.LoadBalancer {
+	c := cloneLB(lb)
+	if s.rewriteEcho != nil {
+		s.rewriteEcho(c)
+	}
+	return c
+}
+
+// HostMAC implements hns.Client: the host has one interface, holding every
+// address AddHostIP gave it.
+func (s *Sim) HostMAC(ip netip.Addr) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.hostIPs, ip) {
+		return "", fmt.Errorf("no host interface has %s", ip)
+	}
+	return s.hostMAC, nil
 }
 
 // AddHostIP gives the host an address (NodePort frontends answer on it).
@@ -276,7 +330,7 @@ func (s *Sim) CreateEndpoint(networkID string, ep *hns.Endpoint) (*hns.Endpoint,
 	if _, dup := s.byIP[networkID+"|"+ip]; dup {
 		return nil, fmt.Errorf("an endpoint with IP %s already exists (the code HNS returns is not modelled)", ip)
 	}
-	if net.IsOverlay() && providerAddress(ep) == "" {
+	if net.IsOverlay() && ep.Flags&hns.EndpointFlagRemote != 0 && providerAddress(ep) == "" {
 		return nil, fmt.Errorf("remote endpoint %s on overlay network %s has no ProviderAddress policy", ip, net.Name)
 	}
 	c := clone(ep)
@@ -325,7 +379,7 @@ func (s *Sim) LoadBalancers() ([]hns.LoadBalancer, error) {
 	}
 	var out []hns.LoadBalancer
 	for _, lb := range s.lbs {
-		out = append(out, *cloneLB(lb))
+		out = append(out, *s.echo(lb))
 	}
 	slices.SortFunc(out, func(a, b hns.LoadBalancer) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
@@ -344,7 +398,7 @@ func (s *Sim) CreateLoadBalancer(lb *hns.LoadBalancer) (*hns.LoadBalancer, error
 	c := cloneLB(lb)
 	c.ID = s.id("lb")
 	s.putLB(c)
-	return cloneLB(c), nil
+	return s.echo(c), nil
 }
 
 // UpdateLoadBalancer implements hns.Client (ModifyLoadBalancer).
@@ -369,11 +423,11 @@ func (s *Sim) UpdateLoadBalancer(id string, lb *hns.LoadBalancer) (*hns.LoadBala
 		// As HNS 15.4: success, and the old load balancer stays. What 15.4
 		// returns is not documented; the load balancer as asked is assumed
 		// (the answer alone then cannot tell).
-		return c, nil
+		return s.echo(c), nil
 	}
 	s.dropLB(id)
 	s.putLB(c)
-	return cloneLB(c), nil
+	return s.echo(c), nil
 }
 
 // LoadBalancer implements hns.Client.
@@ -387,7 +441,7 @@ func (s *Sim) LoadBalancer(id string) (*hns.LoadBalancer, error) {
 	if !ok {
 		return nil, fmt.Errorf("load balancer %s: %w", id, hns.ErrNotFound)
 	}
-	return cloneLB(lb), nil
+	return s.echo(lb), nil
 }
 
 // DeleteLoadBalancer implements hns.Client.
@@ -410,7 +464,7 @@ func (s *Sim) validate(lb *hns.LoadBalancer, self string) error {
 	if len(lb.PortMappings) == 0 {
 		return errors.New("load balancer has no port mapping")
 	}
-	if len(lb.HostComputeEndpoints) > 64 {
+	if n := maxBackends(s.build); n > 0 && len(lb.HostComputeEndpoints) > n {
 		return ErrTooMany
 	}
 	for _, id := range lb.HostComputeEndpoints {
@@ -504,17 +558,7 @@ func epIP(ep *hns.Endpoint) string {
 	return ep.IPConfigurations[0].IPAddress
 }
 
-func providerAddress(ep *hns.Endpoint) string {
-	for _, p := range ep.Policies {
-		if p.Type == "ProviderAddress" {
-			var s hns.ProviderAddressSettings
-			if json.Unmarshal(p.Settings, &s) == nil {
-				return s.ProviderAddress
-			}
-		}
-	}
-	return ""
-}
+func providerAddress(ep *hns.Endpoint) string { return ep.ProviderAddress() }
 
 func clone(ep *hns.Endpoint) *hns.Endpoint {
 	c := *ep

@@ -60,8 +60,10 @@ func TestLoadBalancerChecks(t *testing.T) {
 			}, "0x803b0013"},
 		{"64 backends", hnssim.Windows2022,
 			func(f fixture) *hns.LoadBalancer { return lb(f, "10.96.0.2", 80, 6, many(f, 64)) }, ""},
-		{"65 backends", hnssim.Windows2022,
+		{"65 backends on Windows Server 2019", hnssim.Windows2019,
 			func(f fixture) *hns.LoadBalancer { return lb(f, "10.96.0.2", 80, 6, many(f, 65)) }, "more than 64"},
+		{"65 backends on Windows Server 2022 (no limit modelled: assumed)", hnssim.Windows2022,
+			func(f fixture) *hns.LoadBalancer { return lb(f, "10.96.0.2", 80, 6, many(f, 65)) }, ""},
 		{"an endpoint HNS does not have", hnssim.Windows2022,
 			func(f fixture) *hns.LoadBalancer {
 				return lb(f, "10.96.0.2", 80, 6, func(l *hns.LoadBalancer) { l.HostComputeEndpoints = []string{"nope"} })

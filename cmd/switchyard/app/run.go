@@ -145,9 +145,6 @@ func (o *runOptions) run(ctx context.Context) error {
 	for _, kind := range []string{"full", "delta"} {
 		m.ApplyErrors.WithLabelValues(o.dataplane, kind) // show the series at 0
 	}
-	gaps := newGapReporter(o.dataplane, factory.Capabilities())
-	gaps.register(reg)
-
 	// The runner exists only after the tracker it reads and the driver;
 	// Notify reaches it through this pointer (a change heard before it
 	// exists is taken by its first full sync anyway).
@@ -182,6 +179,10 @@ func (o *runOptions) run(ctx context.Context) error {
 		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)
 	}
 	defer driver.Close()
+	// Capabilities after New: a driver may learn a gap from its dataplane
+	// (HNS: an overlay network is single-stack).
+	gaps := newGapReporter(o.dataplane, factory.Capabilities())
+	gaps.register(reg)
 
 	proxyHealth := &health.Proxy{Timeout: 2 * o.syncPeriod}
 	hc := &health.Services{BindIP: o.healthCheckBindIP, ProxyHealthy: proxyHealth.Healthy}
