@@ -10,8 +10,9 @@ import (
 )
 
 // Cleanup implements dataplanes.Driver: the load balancers recorded as
-// this driver's and the remote endpoints named as its own are deleted;
-// nothing else is touched.
+// this driver's and the remote and ClusterIP endpoints named as its own
+// are deleted; nothing else is touched. The source VIP's endpoint stays
+// (upstream never deletes it; the node's other networking may use it).
 func (d *Driver) Cleanup(context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -33,7 +34,7 @@ func (d *Driver) Cleanup(context.Context) error {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, ep := range eps {
-		if strings.HasPrefix(ep.Name, RemotePrefix) && ep.Flags&EndpointFlagRemote != 0 {
+		if (strings.HasPrefix(ep.Name, RemotePrefix) || strings.HasPrefix(ep.Name, VIPEndpointPrefix)) && ep.Flags&EndpointFlagRemote != 0 {
 			if err := d.c.DeleteEndpoint(ep.ID); err != nil && !errors.Is(err, ErrNotFound) {
 				errs = append(errs, err)
 			}

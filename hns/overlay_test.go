@@ -83,6 +83,16 @@ func TestOverlayVIPAndSourceVIPEndpoints(t *testing.T) {
 	if w.endpointByIP("10.244.1.254") == nil {
 		t.Fatal("the source VIP's endpoint was deleted")
 	}
+	// `switchyard cleanup` takes the ClusterIP endpoints, not the source
+	// VIP's (upstream never deletes it).
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))))
+	w.mustApply()
+	if err := w.d.Cleanup(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if w.endpointByIP("10.96.0.10") != nil || w.endpointByIP("10.244.1.254") == nil {
+		t.Fatal("cleanup: want the ClusterIP's endpoint gone and the source VIP's kept")
+	}
 }
 
 func TestOverlayVIPEndpointFailureHoldsTheClusterIPLoadBalancer(t *testing.T) {
