@@ -26,12 +26,13 @@ type Case struct {
 	Name  string `json:"name"`
 	About string `json:"about"`
 	Steps []Step `json:"steps"`
-	// IgnoresGaps lists capabilities the case's service ports need but
-	// its probes do not observe (a sticky-client case does not wait for
-	// the affinity timeout): a driver lacking only these still runs it.
+	// IgnoresGaps lists capabilities the case's probes would be said to
+	// need (Needs reads them from the objects and probes) but do not
+	// observe: a driver lacking only these still has every step judged.
 	IgnoresGaps []dataplanes.Capability `json:"ignoresGaps,omitempty"`
 	// Requires lists capabilities of the driver as a whole the case
-	// needs (dataplanes.NodeCapabilities: pod-network).
+	// needs at every step (dataplanes.NodeCapabilities: pod-network),
+	// which no object says.
 	Requires []dataplanes.Capability `json:"requires,omitempty"`
 	File     string                  `json:"-"` // the data file it came from
 }

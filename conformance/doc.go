@@ -12,7 +12,10 @@
 // A Harness brings one driver's dataplane up with that world and sends the
 // probes; Run drives the real driver through the core (tracker, Sync, then
 // Apply per step) exactly as `switchyard run` does, and judges what the
-// probes saw. A case the driver declares it cannot honour (a capability
-// gap), or that the harness cannot probe, is reported unsupported with the
-// reason; it is never counted as a pass.
+// probes saw. What each step needs of a driver is read from the case alone
+// (Case.Needs: its objects, probes and declarations), never from the core
+// or the driver. A step that needs a capability the driver declares it
+// lacks, or that the harness cannot probe, is applied but not judged, with
+// the reason; the other steps are. A case no step of which can be judged
+// is unsupported; neither counts as a full pass.
 package conformance

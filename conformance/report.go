@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -20,13 +21,55 @@ type Report struct {
 // harness) for the matrix; unset, nothing is written.
 const OutEnv = "SWITCHYARD_CONFORMANCE_OUT"
 
-// Summary counts the verdicts: "40 pass, 0 FAIL, 4 unsupported".
-func (r Report) Summary() string {
+// Summary counts the verdicts: "40 pass (1 in part), 0 FAIL, 4 unsupported".
+func (r Report) Summary() string { return summarize(r.Results) }
+
+// summarize counts verdicts; a pass judged on some steps only is counted
+// as a pass and said to be one in part.
+func summarize(results []Result) string {
 	n := map[Status]int{}
-	for _, x := range r.Results {
+	inPart := 0
+	for _, x := range results {
 		n[x.Status]++
+		if x.Status == Pass && x.Partly() {
+			inPart++
+		}
 	}
-	return fmt.Sprintf("%d pass, %d FAIL, %d unsupported", n[Pass], n[Fail], n[Unsupported])
+	pass := fmt.Sprintf("%d pass", n[Pass])
+	if inPart > 0 {
+		pass += fmt.Sprintf(" (%d in part)", inPart)
+	}
+	return fmt.Sprintf("%s, %d FAIL, %d unsupported", pass, n[Fail], n[Unsupported])
+}
+
+// Verdict says the result in words: "pass", "FAIL", "unsupported why",
+// and for a case judged on some steps only, which: "pass (2 of 3 steps;
+// step 3 unsupported why)". label writes a reason: the reason itself for
+// the test output, a note number in the matrix.
+func (r Result) Verdict(label func(reason string) string) string {
+	switch {
+	case r.Status == Unsupported:
+		return "unsupported " + label(r.Reason)
+	case !r.Partly():
+		return string(r.Status)
+	}
+	parts := []string{fmt.Sprintf("%d of %d steps", r.Steps-len(r.Skipped), r.Steps)}
+	var reasons []string
+	steps := map[string][]string{}
+	for _, s := range r.Skipped {
+		if _, seen := steps[s.Reason]; !seen {
+			reasons = append(reasons, s.Reason)
+		}
+		steps[s.Reason] = append(steps[s.Reason], strconv.Itoa(s.Step))
+	}
+	for _, why := range reasons {
+		word := "step"
+		if len(steps[why]) > 1 {
+			word = "steps"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s unsupported %s", word, strings.Join(steps[why], ", "), label(why)))
+	}
+	return fmt.Sprintf("%s (%s)", r.Status, strings.Join(parts, "; "))
 }
 
 // WriteIfAsked writes the report to $SWITCHYARD_CONFORMANCE_OUT/<harness>.json.
@@ -68,8 +111,10 @@ func ReadReports(dir string) ([]Report, error) {
 }
 
 // RenderMatrix writes the case x harness matrix as Markdown: a cell is
-// pass, FAIL, unsupported (with a numbered reason below the table), or
-// "not run" when a harness has no result for the case.
+// pass, FAIL, unsupported (with a numbered reason below the table), a
+// pass or FAIL judged on some steps only (which steps were not, and the
+// numbered reason), or "not run" when a harness has no result for the
+// case.
 func RenderMatrix(w io.Writer, cases []Case, reps []Report) error {
 	var b strings.Builder
 	b.WriteString("# Conformance matrix\n\n")
@@ -77,7 +122,10 @@ func RenderMatrix(w io.Writer, cases []Case, reps []Report) error {
 	b.WriteString("`conformance/cases/`; see [conformance/README.md](../conformance/README.md) for what each\n")
 	b.WriteString("harness is and how a driver of your own runs the same cases. A case a driver\n")
 	b.WriteString("declares it cannot honour, or a harness cannot probe, is *unsupported* with the\n")
-	b.WriteString("reason below; it is never counted as a pass.\n\n")
+	b.WriteString("reason below; it is never counted as a pass. What a case needs is read from the\n")
+	b.WriteString("case itself, step by step: a step that needs what the driver lacks is applied but\n")
+	b.WriteString("not judged, and the others are, so \"pass (2 of 3 steps; step 3 unsupported [1])\"\n")
+	b.WriteString("is a pass of steps 1 and 2 only.\n\n")
 
 	b.WriteString("| case |")
 	for _, r := range reps {
@@ -89,10 +137,15 @@ func RenderMatrix(w io.Writer, cases []Case, reps []Report) error {
 	}
 	b.WriteString("\n")
 	var reasons []string
-	totals := make([]map[Status]int, len(reps))
-	for i := range totals {
-		totals[i] = map[Status]int{}
+	note := func(reason string) string {
+		n := slices.Index(reasons, reason)
+		if n < 0 {
+			reasons = append(reasons, reason)
+			n = len(reasons) - 1
+		}
+		return fmt.Sprintf("[%d]", n+1)
 	}
+	shown := make([][]Result, len(reps))
 	for _, c := range cases {
 		fmt.Fprintf(&b, "| %s |", c.Name)
 		for i, rep := range reps {
@@ -102,26 +155,18 @@ func RenderMatrix(w io.Writer, cases []Case, reps []Report) error {
 				continue
 			}
 			res := rep.Results[k]
-			totals[i][res.Status]++
-			switch res.Status {
-			case Unsupported:
-				n := slices.Index(reasons, res.Reason)
-				if n < 0 {
-					reasons = append(reasons, res.Reason)
-					n = len(reasons) - 1
-				}
-				fmt.Fprintf(&b, " unsupported [%d] |", n+1)
-			case Fail:
-				b.WriteString(" **FAIL** |")
-			default:
-				b.WriteString(" pass |")
+			shown[i] = append(shown[i], res)
+			cell := res.Verdict(note)
+			if res.Status == Fail {
+				cell = "**FAIL**" + strings.TrimPrefix(cell, string(Fail))
 			}
+			b.WriteString(" " + cell + " |")
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("| **total** |")
 	for i := range reps {
-		fmt.Fprintf(&b, " %d pass, %d FAIL, %d unsupported |", totals[i][Pass], totals[i][Fail], totals[i][Unsupported])
+		b.WriteString(" " + summarize(shown[i]) + " |")
 	}
 	b.WriteString("\n")
 	if len(reasons) > 0 {

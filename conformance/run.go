@@ -29,18 +29,39 @@ const (
 	Unsupported Status = "unsupported"
 )
 
-// Result is one case run through one harness.
+// Result is one case run through one harness. A case is judged step by
+// step: a step the harness cannot judge (a capability it needs that the
+// driver lacks, or a probe the harness cannot send) is still applied, so
+// later steps start from the cluster the case describes, but its probes
+// are not sent; it is listed in Skipped with the reason. Status is
+// Unsupported when no step could be judged, FAIL when a judged probe saw
+// something else than expected (or the driver refused a change), and pass
+// otherwise: a pass with Skipped steps is a pass in part.
 type Result struct {
-	Case     string   `json:"case"`
-	Status   Status   `json:"status"`
-	Reason   string   `json:"reason,omitempty"`   // why unsupported
-	Failures []string `json:"failures,omitempty"` // what went wrong, probe by probe
+	Case     string        `json:"case"`
+	Status   Status        `json:"status"`
+	Reason   string        `json:"reason,omitempty"`   // why unsupported: every skipped step's reasons
+	Steps    int           `json:"steps,omitempty"`    // the case's steps
+	Skipped  []SkippedStep `json:"skipped,omitempty"`  // steps applied but not judged
+	Failures []string      `json:"failures,omitempty"` // what went wrong, probe by probe
 }
+
+// SkippedStep is a step whose changes were made but whose probes were not
+// judged, and why.
+type SkippedStep struct {
+	Step   int    `json:"step"` // from 1
+	Reason string `json:"reason"`
+}
+
+// Partly reports whether the case was judged on some of its steps only
+// (a pass or FAIL with skipped steps).
+func (r Result) Partly() bool { return r.Status != Unsupported && len(r.Skipped) > 0 }
 
 // Run runs every case through the harness as a subtest each, and writes
 // the report for the matrix when SWITCHYARD_CONFORMANCE_OUT names a
-// directory. Unsupported cases show as skipped with their reason; they
-// are never counted as passes.
+// directory. Unsupported cases show as skipped with their reason, and so
+// do cases that passed on some of their steps only (with the steps that
+// were not judged and why): neither is counted as a full pass.
 func Run(t *testing.T, h Harness, cases []Case) Report {
 	t.Helper()
 	rep := Report{Harness: h.Name()}
@@ -50,13 +71,19 @@ func Run(t *testing.T, h Harness, cases []Case) Report {
 			defer cancel()
 			r := Check(ctx, h, c)
 			rep.Results = append(rep.Results, r)
-			switch r.Status {
-			case Unsupported:
+			verdict := r.Verdict(func(reason string) string { return reason })
+			switch {
+			case r.Status == Unsupported:
 				t.Skipf("unsupported: %s", r.Reason)
-			case Fail:
+			case r.Status == Fail:
 				for _, f := range r.Failures {
 					t.Errorf("%s (%s): %s", c.Name, c.File, f)
 				}
+				if r.Partly() {
+					t.Log(verdict)
+				}
+			case r.Partly():
+				t.Skip(verdict)
 			}
 		})
 	}
@@ -70,11 +97,22 @@ func Run(t *testing.T, h Harness, cases []Case) Report {
 // Check runs one case through the harness: the driver is brought to the
 // case's first state with Sync and through every later step with Apply,
 // as the runner of `switchyard run` does, and after each step the probes
-// are sent and judged.
+// are sent and judged, unless the step cannot be judged on this harness
+// (notJudged). A case none of whose steps can be judged is not run.
 func Check(ctx context.Context, h Harness, c Case) Result {
-	r := Result{Case: c.Name}
-	if why := unsupported(h, c); why != "" {
-		r.Status, r.Reason = Unsupported, why
+	r := Result{Case: c.Name, Steps: len(c.Steps)}
+	why := notJudged(h, &c)
+	for i, reasons := range why {
+		if len(reasons) > 0 {
+			r.Skipped = append(r.Skipped, SkippedStep{Step: i + 1, Reason: strings.Join(reasons, "; ")})
+		}
+	}
+	if len(r.Skipped) == len(c.Steps) {
+		var all []string
+		for _, reasons := range why {
+			all = appendNew(all, reasons...)
+		}
+		r.Status, r.Reason = Unsupported, strings.Join(all, "; ")
 		return r
 	}
 	tr := newTracker(h.Factory())
@@ -98,6 +136,9 @@ func Check(ctx context.Context, h Harness, c Case) Result {
 			return r
 		}
 		tr.Commit(b)
+		if len(why[i]) > 0 {
+			continue
+		}
 		for j, spec := range s.Probes {
 			if msg := probe(ctx, h, spec); msg != "" {
 				r.Failures = append(r.Failures, fmt.Sprintf("step %d probe %d: %s", i+1, j+1, msg))
@@ -111,39 +152,36 @@ func Check(ctx context.Context, h Harness, c Case) Result {
 	return r
 }
 
-// unsupported says why a case cannot run on the harness: a capability
-// the driver declares it lacks for some service port of some step (unless
-// the case says its probes do not observe it), or a probe the harness
-// cannot send.
-func unsupported(h Harness, c Case) string {
+// notJudged says, step by step, why the harness cannot judge the step
+// (nil when it can): each capability the step needs (Case.Needs, read
+// from the case alone) that the driver declares it lacks, and each of its
+// probes the harness cannot send.
+func notJudged(h Harness, c *Case) [][]string {
 	caps := h.Factory().Capabilities()
-	tr := newTracker(h.Factory())
-	var why []string
-	for _, r := range c.Requires {
-		if !caps.Has(r) {
-			why = append(why, fmt.Sprintf("%s: %s", r, caps.Reason(r)))
-		}
-	}
-	for _, s := range c.Steps {
-		s.feed(tr)
-		for _, sp := range tr.Snapshot().ServicePorts {
-			for _, g := range dataplanes.Unhonoured(sp, caps) {
-				if slices.Contains(c.IgnoresGaps, g.Capability) {
-					continue
-				}
-				msg := fmt.Sprintf("%s: %s", g.Capability, g.Reason)
-				if !slices.Contains(why, msg) {
-					why = append(why, msg)
-				}
+	out := make([][]string, len(c.Steps))
+	for i, need := range c.Needs() {
+		for _, x := range need {
+			if !caps.Has(x) {
+				out[i] = appendNew(out[i], fmt.Sprintf("%s: %s", x, caps.Reason(x)))
 			}
 		}
-		for _, spec := range s.Probes {
-			if msg := h.CanProbe(spec.probe(0)); msg != "" && !slices.Contains(why, "harness: "+msg) {
-				why = append(why, "harness: "+msg)
+		for _, spec := range c.Steps[i].Probes {
+			if msg := h.CanProbe(spec.probe(0)); msg != "" {
+				out[i] = appendNew(out[i], "harness: "+msg)
 			}
 		}
 	}
-	return strings.Join(why, "; ")
+	return out
+}
+
+// appendNew appends what list does not hold yet.
+func appendNew(list []string, more ...string) []string {
+	for _, m := range more {
+		if !slices.Contains(list, m) {
+			list = append(list, m)
+		}
+	}
+	return list
 }
 
 // newTracker makes the core as the command makes it for a driver, with
