@@ -190,7 +190,8 @@ func (d *Driver) refreshEndpoints() error {
 	if err != nil {
 		return fmt.Errorf("listing HNS endpoints: %w", err)
 	}
-	d.local, d.remote, d.remoteIP, d.remotePA, d.vips = map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
+	n := len(eps)
+	d.local, d.remote, d.remoteIP, d.remotePA, d.vips = make(map[string]string, n), make(map[string]string, n), make(map[string]string, n), make(map[string]string, n), map[string]string{}
 	for _, ep := range eps {
 		ip := ep.IP()
 		if ip == "" {
