@@ -77,5 +77,10 @@ type Answer struct {
 	Outcome  Outcome
 	Identity string     // "p1:8080" when Answered
 	Source   netip.Addr // the source the backend saw, when the harness knows it
-	Detail   string
+	// NodeSource is the address "node" names as a source for this
+	// connection, when the harness's node SNATs to another address than
+	// its own IP (HNS: the load balancer's SourceVIP upstream would use);
+	// unset, "node" is the node's IP.
+	NodeSource netip.Addr
+	Detail     string
 }

@@ -48,6 +48,9 @@ func judge(e Expect, dst netip.Addr, as []Answer) string {
 		}
 		if e.Source != "" {
 			want, _ := e.sourceAddr(dst)
+			if e.Source == "node" && a.NodeSource.IsValid() {
+				want = a.NodeSource
+			}
 			if a.Source != want {
 				return bad(fmt.Sprintf("%s saw the connection from %v, not %s (%s)", a.Identity, a.Source, want, e.Source))
 			}
