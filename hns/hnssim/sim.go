@@ -1,22 +1,21 @@
 // Package hnssim is an in-memory HNS for tests on Linux: networks, endpoints
 // and load balancers with the checks HNS applies (as documented and as
-// upstream kube-proxy has met them), features gated by a simulated Windows
-// build, call counting, fault injection, and a packet evaluator (eval.go).
+// upstream kube-proxy has met them), features gated by the HNS version it
+// reports (versions.go), call counting, fault injection, and a packet
+// evaluator (eval.go).
 //
 // It is a model, not Windows. It models: object lifetimes that outlive a
 // driver (restart tests), duplicate frontends failing like HRESULT
-// 0x803b0013, the 64-backend limit of Windows Server 2019
-// (kubernetes#98680; none modelled later, assumed), ModifyLoadBalancer being unavailable
-// before Windows Server 2025, DSR (2019+) and session affinity (2022+)
-// gated by build, remote endpoints needing a provider address on overlay,
-// the host's MAC (one interface), remote subnet routes that change,
-// and an HNS restart window in which calls fail; the HNS version a build
-// reports (assumed: see Version), and ModifyLoadBalancer on HNS 15.4
-// succeeding without taking effect (kubernetes/kubernetes#131466). It
-// does not model: VFP
-// rule ordering, ACLs, host routing, packet rewriting beyond the load
-// balancer decision, timing, or error codes it has no source for (those
-// return descriptive errors instead).
+// 0x803b0013, the 64-backend limit before HNS 12.0 (kubernetes#98680; none
+// later, assumed), DSR, dual-stack, session affinity and ModifyLoadBalancer
+// by HNS version (hcsshim's lines; which Windows build has which version
+// is unverified), ModifyLoadBalancer on HNS 15.4 succeeding without taking
+// effect (kubernetes/kubernetes#131466), remote endpoints needing a
+// provider address on overlay, the host's MAC (one interface), remote
+// subnet routes that change, and an HNS restart window in which calls
+// fail. It does not model: VFP rule ordering, ACLs, host routing, packet
+// rewriting beyond the load balancer decision, timing, or error codes it
+// has no source for (those return descriptive errors instead).
 package hnssim
 
 import (
@@ -28,16 +27,6 @@ import (
 	"sync"
 
 	"github.com/switchyard-proxy/switchyard/hns"
-)
-
-// Build is a simulated Windows Server build.
-type Build int
-
-// Builds and what they support.
-const (
-	Windows2019 Build = 17763 // DSR
-	Windows2022 Build = 20348 // + session affinity, IPv6 dual-stack
-	Windows2025 Build = 26100 // + ModifyLoadBalancer (in-place update)
 )
 
 // Errors HNS returns (texts as HNS words them where known).
@@ -71,30 +60,6 @@ type Sim struct {
 	// rewriteEcho, when set, changes every load balancer HNS answers with
 	// (a what-if: see EchoRewritten).
 	rewriteEcho func(*hns.LoadBalancer)
-}
-
-// maxBackends is how many endpoints a load balancer of build b takes (0:
-// no limit modelled). 64 on Windows Server 2019 is kubernetes#98680's
-// report (2021); that later builds take more is the project's issue 17
-// and is unverified (assumed here: no limit).
-func maxBackends(b Build) int {
-	if b < Windows2022 {
-		return 64
-	}
-	return 0
-}
-
-// versionOf is the HNS version the simulator reports for a build. Only
-// what the driver decides on is modelled: ModifyLoadBalancer's 15.4/15.5
-// line. Which HNS version a Windows Server 2025 update ships is not
-// stated anywhere we found (kubernetes#131466 met 15.4 on WS2025): 15.5
-// is assumed; SetVersion gives another. Earlier builds report 0.0 (not
-// modelled; they have no ModifyLoadBalancer).
-func versionOf(b Build) hns.Version {
-	if b >= Windows2025 {
-		return hns.Version{Major: 15, Minor: 5}
-	}
-	return hns.Version{}
 }
 
 // SetVersion makes the simulated HNS report version v. On 15.4,
@@ -265,13 +230,7 @@ func (s *Sim) Features() (hns.Features, error) {
 	if err := s.call("Features"); err != nil {
 		return hns.Features{}, err
 	}
-	return hns.Features{
-		DSR:                s.build >= Windows2019,
-		SessionAffinity:    s.build >= Windows2022,
-		IPv6DualStack:      s.build >= Windows2022,
-		ModifyLoadBalancer: s.build >= Windows2025,
-		Version:            s.version,
-	}, nil
+	return featuresOf(s.version), nil
 }
 
 // Network implements hns.Client.
@@ -408,7 +367,7 @@ func (s *Sim) UpdateLoadBalancer(id string, lb *hns.LoadBalancer) (*hns.LoadBala
 	if err := s.call("UpdateLoadBalancer"); err != nil {
 		return nil, err
 	}
-	if s.build < Windows2025 {
+	if !featuresOf(s.version).ModifyLoadBalancer {
 		return nil, ErrNotImplemented
 	}
 	if _, ok := s.lbs[id]; !ok {
@@ -464,7 +423,7 @@ func (s *Sim) validate(lb *hns.LoadBalancer, self string) error {
 	if len(lb.PortMappings) == 0 {
 		return errors.New("load balancer has no port mapping")
 	}
-	if n := maxBackends(s.build); n > 0 && len(lb.HostComputeEndpoints) > n {
+	if n := maxBackends(s.version); n > 0 && len(lb.HostComputeEndpoints) > n {
 		return ErrTooMany
 	}
 	for _, id := range lb.HostComputeEndpoints {
@@ -482,11 +441,12 @@ func (s *Sim) validate(lb *hns.LoadBalancer, self string) error {
 			return fmt.Errorf("frontend VIP %s does not match the load balancer's IPv6 flag", vip)
 		}
 	}
-	if v6 && s.build < Windows2022 {
-		return errors.New("IPv6 load balancers need IPv6 dual-stack support (Windows Server 2022)")
+	f := featuresOf(s.version)
+	if v6 && !f.IPv6DualStack {
+		return fmt.Errorf("IPv6 load balancers need HNS 11.10 (dual-stack); this is %d.%d", s.version.Major, s.version.Minor)
 	}
-	if lb.Flags&hns.LBFlagDSR != 0 && s.build < Windows2019 {
-		return errors.New("DSR needs Windows Server 2019")
+	if lb.Flags&hns.LBFlagDSR != 0 && !f.DSR {
+		return fmt.Errorf("DSR needs HNS 9.3-9.x or 10.2+; this is %d.%d", s.version.Major, s.version.Minor)
 	}
 	for _, pm := range lb.PortMappings {
 		switch pm.Protocol {
@@ -494,8 +454,8 @@ func (s *Sim) validate(lb *hns.LoadBalancer, self string) error {
 		default:
 			return fmt.Errorf("protocol %d is not supported", pm.Protocol)
 		}
-		if pm.DistributionType == hns.DistributionSourceIP && s.build < Windows2022 {
-			return errors.New("session affinity needs Windows Server 2022")
+		if pm.DistributionType == hns.DistributionSourceIP && !f.SessionAffinity {
+			return fmt.Errorf("session affinity needs HNS 12.0; this is %d.%d", s.version.Major, s.version.Minor)
 		}
 	}
 	for _, k := range frontendKeys(lb) {

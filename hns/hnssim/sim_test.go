@@ -75,11 +75,11 @@ func TestLoadBalancerChecks(t *testing.T) {
 		{"IPv6 on Windows Server 2019", hnssim.Windows2019,
 			func(f fixture) *hns.LoadBalancer {
 				return lb(f, "fd00::2", 80, 6, func(l *hns.LoadBalancer) { l.Flags = hns.LBFlagIPv6 })
-			}, "Windows Server 2022"},
+			}, "HNS 11.10"},
 		{"SourceIP distribution on Windows Server 2019", hnssim.Windows2019,
 			func(f fixture) *hns.LoadBalancer {
 				return lb(f, "10.96.0.2", 80, 6, func(l *hns.LoadBalancer) { l.PortMappings[0].DistributionType = hns.DistributionSourceIP })
-			}, "Windows Server 2022"},
+			}, "HNS 12.0"},
 		{"DSR on Windows Server 2019", hnssim.Windows2019,
 			func(f fixture) *hns.LoadBalancer {
 				return lb(f, "10.96.0.2", 80, 6, func(l *hns.LoadBalancer) { l.Flags = hns.LBFlagDSR })
@@ -172,3 +172,30 @@ func TestFaults(t *testing.T) {
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+// Features follow the HNS version with hcsshim's lines (hcnglobals.go).
+func TestFeaturesFollowTheHNSVersion(t *testing.T) {
+	for _, tc := range []struct {
+		v                                     hns.Version
+		dsr, dualStack, affinity, modify, mod bool
+	}{
+		{v: hns.Version{Major: 9, Minor: 2}},
+		{v: hns.Version{Major: 9, Minor: 3}, dsr: true},
+		{v: hns.Version{Major: 10, Minor: 1}},
+		{v: hns.Version{Major: 10, Minor: 2}, dsr: true},
+		{v: hns.Version{Major: 11, Minor: 10}, dsr: true, dualStack: true},
+		{v: hns.Version{Major: 12, Minor: 0}, dsr: true, dualStack: true, affinity: true},
+		{v: hns.Version{Major: 15, Minor: 4}, dsr: true, dualStack: true, affinity: true, modify: true},
+		{v: hns.Version{Major: 15, Minor: 5}, dsr: true, dualStack: true, affinity: true, modify: true, mod: true},
+	} {
+		sim := hnssim.New(hnssim.Windows2019)
+		sim.SetVersion(tc.v)
+		f, err := sim.Features()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.DSR != tc.dsr || f.IPv6DualStack != tc.dualStack || f.SessionAffinity != tc.affinity || f.ModifyLoadBalancer != tc.modify || f.ModifyApplies() != tc.mod {
+			t.Errorf("HNS %d.%d: %+v", tc.v.Major, tc.v.Minor, f)
+		}
+	}
+}
