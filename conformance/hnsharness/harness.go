@@ -157,11 +157,11 @@ func (h *Harness) CanProbe(p conformance.Probe) string {
 
 // Probe implements conformance.Harness with the simulator's evaluator.
 func (h *Harness) Probe(_ context.Context, p conformance.Probe) conformance.Answer {
-	return h.Answer(p, h.Sim.Evaluate(Packet(p)))
+	return h.answer(p, h.Sim.Evaluate(packetOf(p)))
 }
 
-// Packet is the evaluator's packet for a probe's connection.
-func Packet(p conformance.Probe) hnssim.Packet {
+// packetOf is the evaluator's packet for a probe's connection.
+func packetOf(p conformance.Probe) hnssim.Packet {
 	pkt := hnssim.Packet{Src: p.Src, Dst: p.Dst, Protocol: protocolNumber(p.Protocol), Conn: uint64(p.Conn)}
 	switch p.FromKind {
 	case conformance.ExternalClient:
@@ -174,10 +174,10 @@ func Packet(p conformance.Probe) hnssim.Packet {
 	return pkt
 }
 
-// Answer is what the probe's client gets, by the evaluator's verdict: the
+// answer is what the probe's client gets, by the evaluator's verdict: the
 // world's backend at the verdict's backend answers, having seen the
 // verdict's source.
-func (h *Harness) Answer(p conformance.Probe, v hnssim.Verdict) conformance.Answer {
+func (h *Harness) answer(p conformance.Probe, v hnssim.Verdict) conformance.Answer {
 	if !v.Connected {
 		return conformance.Answer{Outcome: conformance.NoAnswer, Detail: v.Reason}
 	}
@@ -190,15 +190,15 @@ func (h *Harness) Answer(p conformance.Probe, v hnssim.Verdict) conformance.Answ
 		return a
 	}
 	a.Source = v.SrcSeen
-	a.NodeSource = h.NodeSource(v.Backend.Addr())
+	a.NodeSource = h.nodeSource(v.Backend.Addr())
 	a.Detail = fmt.Sprintf("%s; the backend saw %s -> %s; DSR %v", v.Reason, v.SrcSeen, v.DstSeen, v.DSR)
 	return a
 }
 
-// NodeSource is what "node" means as a source for a connection to
+// nodeSource is what "node" means as a source for a connection to
 // backend: the SourceVIP upstream gives its load balancer (see the
 // package comment).
-func (h *Harness) NodeSource(backend netip.Addr) netip.Addr {
+func (h *Harness) nodeSource(backend netip.Addr) netip.Addr {
 	if h.overlay && SourceVIP.Is4() == backend.Is4() && isPod(backend) {
 		return SourceVIP
 	}
