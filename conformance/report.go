@@ -42,10 +42,10 @@ func summarize(results []Result) string {
 	return fmt.Sprintf("%s, %d FAIL, %d unsupported", pass, n[Fail], n[Unsupported])
 }
 
-// Verdict says the result in words: "pass", "FAIL", "unsupported why",
+// Verdict says the result in words: "pass", "FAIL", "unsupported [5]",
 // and for a case judged on some steps only, which: "pass (2 of 3 steps;
-// step 3 unsupported why)". label writes a reason: the reason itself for
-// the test output, a note number in the matrix.
+// step 3 unsupported [5])". label writes a reason: a note number in the
+// matrix, the reason itself in brackets in the test output.
 func (r Result) Verdict(label func(reason string) string) string {
 	switch {
 	case r.Status == Unsupported:

@@ -16,7 +16,6 @@ func TestReportsSayWhatWasJudged(t *testing.T) {
 		{Case: "failed-in-part", Status: Fail, Steps: 2, Skipped: []SkippedStep{{1, limit}}, Failures: []string{"step 2 probe 1: x"}},
 		{Case: "none", Status: Unsupported, Steps: 1, Skipped: []SkippedStep{{1, gap}}, Reason: gap},
 	}
-	said := func(reason string) string { return reason }
 	for _, tc := range []struct {
 		result    int
 		inTest    string // as Run says it
@@ -24,15 +23,15 @@ func TestReportsSayWhatWasJudged(t *testing.T) {
 		partlyRun bool
 	}{
 		{0, "pass", "| full | pass |", false},
-		{1, "pass (2 of 3 steps; step 2 unsupported reject-no-endpoints: cannot)", "| one-skipped | pass (2 of 3 steps; step 2 unsupported [1]) |", true},
-		{2, "pass (1 of 4 steps; steps 2, 4 unsupported reject-no-endpoints: cannot; step 3 unsupported harness: no clock)",
+		{1, "pass (2 of 3 steps; step 2 unsupported [reject-no-endpoints: cannot])", "| one-skipped | pass (2 of 3 steps; step 2 unsupported [1]) |", true},
+		{2, "pass (1 of 4 steps; steps 2, 4 unsupported [reject-no-endpoints: cannot]; step 3 unsupported [harness: no clock])",
 			"| two-skipped | pass (1 of 4 steps; steps 2, 4 unsupported [1]; step 3 unsupported [2]) |", true},
-		{3, "FAIL (1 of 2 steps; step 1 unsupported harness: no clock)", "| failed-in-part | **FAIL** (1 of 2 steps; step 1 unsupported [2]) |", true},
-		{4, "unsupported reject-no-endpoints: cannot", "| none | unsupported [1] |", false},
+		{3, "FAIL (1 of 2 steps; step 1 unsupported [harness: no clock])", "| failed-in-part | **FAIL** (1 of 2 steps; step 1 unsupported [2]) |", true},
+		{4, "unsupported [reject-no-endpoints: cannot]", "| none | unsupported [1] |", false},
 	} {
 		r := results[tc.result]
 		t.Run(r.Case, func(t *testing.T) {
-			if got := r.Verdict(said); got != tc.inTest {
+			if got := r.Verdict(inBrackets); got != tc.inTest {
 				t.Errorf("verdict %q, want %q", got, tc.inTest)
 			}
 			if r.Partly() != tc.partlyRun {

@@ -71,7 +71,7 @@ func Run(t *testing.T, h Harness, cases []Case) Report {
 			defer cancel()
 			r := Check(ctx, h, c)
 			rep.Results = append(rep.Results, r)
-			verdict := r.Verdict(func(reason string) string { return reason })
+			verdict := r.Verdict(inBrackets)
 			switch {
 			case r.Status == Unsupported:
 				t.Skipf("unsupported: %s", r.Reason)
@@ -93,6 +93,11 @@ func Run(t *testing.T, h Harness, cases []Case) Report {
 	t.Logf("%s: %s", h.Name(), rep.Summary())
 	return rep
 }
+
+// inBrackets labels a reason in the test output: "step 3 unsupported
+// [reject-no-endpoints: why]", as the matrix's "[5]" with the note
+// written out.
+func inBrackets(reason string) string { return "[" + reason + "]" }
 
 // Check runs one case through the harness: the driver is brought to the
 // case's first state with Sync and through every later step with Apply,
