@@ -310,8 +310,12 @@ func TestEvaluator(t *testing.T) {
 	if v := eval(hnssim.FromExternal, client, nodeIP.String()+":30080", 1); !v.Balanced {
 		t.Fatalf("NodePort from outside: %+v", v)
 	}
-	if v := eval(hnssim.FromNode, nodeIP, nodeIP.String()+":30080", 1); v.Balanced {
-		t.Fatalf("NodePort from the node itself must not be balanced on Windows: %+v", v)
+	// The NodePort load balancer carries LocalRoutedVIP, which "enables VIP
+	// access from the host" (hcn's comment): the node reaches its own
+	// NodePort (the Kubernetes Windows page's older limitation says
+	// otherwise; hns/hnssim/rules.go says which the simulator follows).
+	if v := eval(hnssim.FromNode, nodeIP, nodeIP.String()+":30080", 1); !v.Balanced {
+		t.Fatalf("NodePort from the node itself, with LocalRoutedVIP: %+v", v)
 	}
 	if v := eval(hnssim.FromPod, pod, "10.96.0.99:80", 1); v.Balanced {
 		t.Fatalf("a frontend without a load balancer: %+v", v)
