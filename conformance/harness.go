@@ -19,8 +19,9 @@ type Harness interface {
 	// registered name, with a variant when one driver runs in several
 	// settings ("hns-overlay").
 	Name() string
-	// Factory is the driver's factory: its capabilities decide which cases
-	// are unsupported, its annotation keys reach the graph.
+	// Factory is the driver's factory: its capabilities decide which steps
+	// of a case are judged (with what each step needs, read from the
+	// case), its annotation keys reach the graph.
 	Factory() dataplanes.Factory
 	// Driver is the driver under test, already connected.
 	Driver() dataplanes.Driver
