@@ -3,6 +3,7 @@ package hns
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -113,16 +114,7 @@ func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 		return err
 	}
 	d.setNode(s.Node)
-	want := map[graph.ServicePortName]bool{}
-	for _, sp := range s.ServicePorts {
-		want[sp.Name] = true
-		d.setServicePort(sp)
-	}
-	for n := range d.spKeys {
-		if !want[n] {
-			d.removeServicePort(n)
-		}
-	}
+	d.perServicePort().Sync(s, maps.Keys(d.sps))
 	for k := range d.inst {
 		d.touched[k] = true
 	}
@@ -137,16 +129,12 @@ func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
 	if delta.Node != nil {
 		d.setNode(*delta.Node)
 	}
-	for _, sp := range delta.Removed {
-		d.removeServicePort(sp.Name)
-	}
-	for _, u := range delta.Updated {
-		d.setServicePort(u.New)
-	}
-	for _, sp := range delta.Added {
-		d.setServicePort(sp)
-	}
+	d.perServicePort().Apply(delta)
 	return d.reconcile(false)
+}
+
+func (d *Driver) perServicePort() dataplanes.PerServicePort {
+	return dataplanes.PerServicePort{Set: d.setServicePort, Remove: d.removeServicePort}
 }
 
 // refresh reads the network, its endpoints and the load balancers.

@@ -79,23 +79,34 @@ func (idx Index) Apply(d Delta) {
 	}
 }
 
-// Diff returns the delta that turns old into new. It costs O(len(old) +
-// len(new)); the core's tracker stays proportional to what changed by
-// diffing only the ports of the Services that changed.
+// Diff returns the delta that turns old into new. It costs O(n log n) in
+// the size of both; the core's tracker stays proportional to what changed
+// by diffing only the ports of the Services that changed (DiffSorted).
 func Diff(old, new Index) Delta {
-	keys := make(map[ServicePortName]struct{}, len(new))
-	for k := range old {
-		keys[k] = struct{}{}
-	}
-	for k := range new {
-		keys[k] = struct{}{}
-	}
 	var d Delta
-	for k := range keys {
-		d.add(old[k], new[k])
-	}
-	d.Sort()
+	DiffSorted(&d, old.Sorted(), new.Sorted())
 	return d
+}
+
+// DiffSorted appends to d the changes that turn old into new, two lists
+// sorted by name (as a Service's ports are kept); d's lists stay sorted
+// when the calls come in name order.
+func DiffSorted(d *Delta, old, new []*ServicePort) {
+	i, j := 0, 0
+	for i < len(old) || j < len(new) {
+		switch {
+		case j == len(new) || (i < len(old) && old[i].Name.Less(new[j].Name)):
+			d.add(old[i], nil)
+			i++
+		case i == len(old) || new[j].Name.Less(old[i].Name):
+			d.add(nil, new[j])
+			j++
+		default:
+			d.add(old[i], new[j])
+			i++
+			j++
+		}
+	}
 }
 
 func (d *Delta) add(o, n *ServicePort) {

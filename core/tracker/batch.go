@@ -49,7 +49,7 @@ func (t *Tracker) Next(full bool) *Batch {
 		st.skipped = res.Skipped
 		b.built[k] = builtService{gen: st.dirty, ports: res.Ports}
 		before := b.Delta.Len()
-		diffSorted(&b.Delta, st.applied, res.Ports)
+		graph.DiffSorted(&b.Delta, st.applied, res.Ports)
 		if b.Delta.Len() > before {
 			b.ChangedAt = append(b.ChangedAt, st.changedAt)
 		}
@@ -130,28 +130,6 @@ func (t *Tracker) snapshotLocked(built map[svcKey]builtService) graph.Snapshot {
 	}
 	graph.SortServicePorts(all)
 	return graph.Snapshot{Node: t.node, Peers: t.peerListLocked(), ServicePorts: all}
-}
-
-// diffSorted appends the changes between two name-sorted lists of one
-// service's ports to d.
-func diffSorted(d *graph.Delta, old, new []*graph.ServicePort) {
-	i, j := 0, 0
-	for i < len(old) || j < len(new) {
-		switch {
-		case j == len(new) || (i < len(old) && old[i].Name.Less(new[j].Name)):
-			d.Removed = append(d.Removed, old[i])
-			i++
-		case i == len(old) || new[j].Name.Less(old[i].Name):
-			d.Added = append(d.Added, new[j])
-			j++
-		default:
-			if !graph.Equal(old[i], new[j]) {
-				d.Updated = append(d.Updated, graph.Update{Old: old[i], New: new[j]})
-			}
-			i++
-			j++
-		}
-	}
 }
 
 // freshRejections returns the rejections in cur that were not in prev, so

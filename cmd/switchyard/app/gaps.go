@@ -1,6 +1,7 @@
 package app
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -43,28 +44,11 @@ func (g *gapReporter) register(reg metrics.KubeRegistry) {
 }
 
 func (g *gapReporter) sync(s graph.Snapshot) {
-	seen := make(map[graph.ServicePortName]bool, len(s.ServicePorts))
-	for _, sp := range s.ServicePorts {
-		seen[sp.Name] = true
-		g.set(sp)
-	}
-	for n := range g.ports {
-		if !seen[n] {
-			g.remove(n)
-		}
-	}
+	dataplanes.PerServicePort{Set: g.set, Remove: g.remove}.Sync(s, maps.Keys(g.ports))
 }
 
 func (g *gapReporter) apply(d graph.Delta) {
-	for _, sp := range d.Removed {
-		g.remove(sp.Name)
-	}
-	for _, u := range d.Updated {
-		g.set(u.New)
-	}
-	for _, sp := range d.Added {
-		g.set(sp)
-	}
+	dataplanes.PerServicePort{Set: g.set, Remove: g.remove}.Apply(d)
 }
 
 func (g *gapReporter) set(sp *graph.ServicePort) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"k8s.io/klog/v2"
 )
 
@@ -58,16 +60,31 @@ func (s *Services) Sync(snap graph.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
-	touched := make(map[serviceKey]bool, len(s.ports))
-	for k := range s.ports {
-		touched[k] = true
-	}
-	s.ports = make(map[serviceKey]map[graph.ServicePortName]portState, len(s.ports))
-	for _, sp := range snap.ServicePorts {
-		s.set(sp)
-		touched[keyOf(sp.Name)] = true
-	}
+	touched := map[serviceKey]bool{}
+	s.perServicePort(touched).Sync(snap, s.names())
 	s.reconcile(touched)
+}
+
+// perServicePort keeps the state per service port, noting the Services
+// it touches.
+func (s *Services) perServicePort(touched map[serviceKey]bool) dataplanes.PerServicePort {
+	return dataplanes.PerServicePort{
+		Set:    func(sp *graph.ServicePort) { s.set(sp); touched[keyOf(sp.Name)] = true },
+		Remove: func(n graph.ServicePortName) { s.unset(n); touched[keyOf(n)] = true },
+	}
+}
+
+// names are the service ports held.
+func (s *Services) names() iter.Seq[graph.ServicePortName] {
+	return func(yield func(graph.ServicePortName) bool) {
+		for _, ports := range s.ports {
+			for n := range ports {
+				if !yield(n) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // Apply updates the state by a delta; only the services it names change.
@@ -76,18 +93,7 @@ func (s *Services) Apply(d graph.Delta) {
 	defer s.mu.Unlock()
 	s.init()
 	touched := map[serviceKey]bool{}
-	for _, sp := range d.Removed {
-		s.unset(sp.Name)
-		touched[keyOf(sp.Name)] = true
-	}
-	for _, u := range d.Updated {
-		s.set(u.New)
-		touched[keyOf(u.New.Name)] = true
-	}
-	for _, sp := range d.Added {
-		s.set(sp)
-		touched[keyOf(sp.Name)] = true
-	}
+	s.perServicePort(touched).Apply(d)
 	for _, f := range s.failures {
 		touched[f.svc] = true // retry ports that could not be opened
 	}
