@@ -213,7 +213,7 @@ func (d *Driver) setServicePort(sp *graph.ServicePort) {
 	d.setVIPUsers(sp.Name, VIPEndpointsFor(sp, set))
 	lbs, problems := LoadBalancersFor(sp, set)
 	for _, p := range problems {
-		d.report(p.Service, "HNSCannotProgram", p.What)
+		d.report(sp.Name, "HNSCannotProgram", p)
 	}
 	keys := make([]string, 0, len(lbs))
 	for _, lb := range lbs {

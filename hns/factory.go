@@ -150,7 +150,7 @@ func (f *Factory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error 
 	for _, sp := range s.ServicePorts {
 		lbs, problems := LoadBalancersFor(sp, set)
 		for _, p := range problems {
-			klog.InfoS("HNS cannot program this as asked", "servicePort", p.Service.String(), "problem", p.What)
+			klog.InfoS("HNS cannot program this as asked", "servicePort", sp.Name.String(), "problem", p)
 		}
 		for _, want := range lbs {
 			var ids []string

@@ -159,18 +159,13 @@ func (want DesiredLB) LoadBalancer(endpointIDs []string) LoadBalancer {
 	return lb
 }
 
-// Problem is something of a service port HNS cannot do as asked.
-type Problem struct {
-	Service graph.ServicePortName
-	What    string
-}
-
-// LoadBalancersFor maps one service port.
-func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []Problem) {
+// LoadBalancersFor maps one service port, and says what of it HNS cannot
+// do as asked (one sentence each).
+func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []string) {
 	var out []DesiredLB
-	var problems []Problem
+	var problems []string
 	report := func(format string, a ...any) {
-		problems = append(problems, Problem{Service: sp.Name, What: fmt.Sprintf(format, a...)})
+		problems = append(problems, fmt.Sprintf(format, a...))
 	}
 	proto := map[graph.Protocol]uint32{graph.TCP: 6, graph.UDP: 17, graph.SCTP: 132}[sp.Name.Protocol]
 	dist := DistributionNone

@@ -124,7 +124,7 @@ func (d *Driver) reconcileKey(key string, r *round) error {
 			want = want.Truncated(d.maxBackends)
 		}
 		var err error
-		if spec, err = d.spec(want, r); err != nil {
+		if spec, err = d.resolve(want, r); err != nil {
 			return err
 		}
 		if len(spec.HostComputeEndpoints) == 0 {
@@ -266,10 +266,10 @@ func (d *Driver) count(ids []string, delta int) {
 	}
 }
 
-// spec turns a desired load balancer into HNS's form: endpoint IPs become
+// resolve turns a desired load balancer into HNS's form: endpoint IPs become
 // the CNI's endpoints (local pods) or this driver's remote endpoints,
-// created when first needed.
-func (d *Driver) spec(want DesiredLB, r *round) (LoadBalancer, error) {
+// which it creates when first needed (HNS calls: not a pure mapping).
+func (d *Driver) resolve(want DesiredLB, r *round) (LoadBalancer, error) {
 	ids := make([]string, 0, len(want.Endpoints))
 	for _, e := range want.Endpoints {
 		ip := e.IP.String()

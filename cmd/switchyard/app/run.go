@@ -77,9 +77,9 @@ func (o *runOptions) validate() error {
 	return nil
 }
 
-// pipeline is what the runner drives: the driver, plus the gap reporter
+// programmer is what the runner drives: the driver, plus the gap reporter
 // and the health-check node ports that follow what was programmed.
-type pipeline struct {
+type programmer struct {
 	driver dataplanes.Driver
 	gaps   *gapReporter
 	hc     *health.Services
@@ -87,7 +87,7 @@ type pipeline struct {
 	freeing atomic.Bool
 }
 
-func (p *pipeline) Sync(ctx context.Context, s graph.Snapshot) error {
+func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
 	p.gaps.sync(s)
 	if err := p.driver.Sync(ctx, s); err != nil {
 		return err
@@ -110,7 +110,7 @@ func (p *pipeline) Sync(ctx context.Context, s graph.Snapshot) error {
 	return nil
 }
 
-func (p *pipeline) Apply(ctx context.Context, d graph.Delta) error {
+func (p *programmer) Apply(ctx context.Context, d graph.Delta) error {
 	p.gaps.apply(d)
 	if err := p.driver.Apply(ctx, d); err != nil {
 		return err
@@ -187,7 +187,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	proxyHealth := &health.Proxy{Timeout: 2 * o.syncPeriod}
 	hc := &health.Services{BindIP: o.healthCheckBindIP, ProxyHealthy: proxyHealth.Healthy}
 	defer hc.Close()
-	p := &pipeline{driver: driver, gaps: gaps, hc: hc}
+	p := &programmer{driver: driver, gaps: gaps, hc: hc}
 	r := runner.New(tr, p, runner.Config{MinSyncPeriod: o.minSyncPeriod, SyncPeriod: o.syncPeriod}, core)
 	run.Store(r)
 	proxyHealth.Status = r.Status
