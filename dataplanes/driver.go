@@ -26,9 +26,9 @@ type Driver interface {
 	Close() error
 }
 
-// Env is what the command tells a driver about where it runs.
+// Env is what the command gives a driver besides its flags. The node it
+// programs is the graph's (graph.Snapshot.Node), not part of Env.
 type Env struct {
-	NodeName string
 	// Problems hears what the driver cannot program as asked, per
 	// service port (nil: nobody listens; Report handles that).
 	Problems ProblemSink

@@ -134,7 +134,7 @@ func TestForeignObjectsAreNeverTouched(t *testing.T) {
 func TestTransientErrorsAreRetriedAndIsolated(t *testing.T) {
 	w := newWorld(t, hnssim.Windows2022, "L2Bridge")
 	log := &problemLog{}
-	w.opts.Problems = log
+	w.env.Problems = log
 	w.start()
 	w.sim.FailNext("CreateLoadBalancer", hnssim.ErrUnavailable, 1)
 	twoServices(w)
@@ -209,7 +209,7 @@ func TestLimits(t *testing.T) {
 		t.Run(fmt.Sprintf("71 backends on build %d: %d programmed", tc.build, tc.backends), func(t *testing.T) {
 			w := newWorld(t, tc.build, "L2Bridge")
 			var log problemLog
-			w.opts.Problems = &log
+			w.env.Problems = &log
 			w.start()
 			opts := []SliceOption{SlicePort("http", tcp, 8080), local("10.244.1.5")}
 			for i := range 70 {
@@ -402,7 +402,7 @@ func (p *problemLog) Problem(x dataplanes.Problem) { p.got = append(p.got, x) }
 func TestProblemsReachTheCommand(t *testing.T) {
 	w := newWorld(t, hnssim.Windows2022, "L2Bridge")
 	log := &problemLog{}
-	w.opts.Problems = log
+	w.env.Problems = log
 	w.start()
 	w.tr.UpsertService(object.ServiceOf(Service("ns", "mixed", ClusterIPs("10.96.0.51"), Port("http", tcp, 80, 0))))
 	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "m-1", "mixed", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"))))

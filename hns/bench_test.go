@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/hns"
 	"github.com/switchyard-proxy/switchyard/hns/hnssim"
 )
@@ -37,7 +38,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 			}
 			addLocalPods(sim, c)
 			timed := &timedClient{Client: sim}
-			d, err := hns.NewDriver(timed, hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(b.TempDir(), "owned.json")})
+			d, err := hns.NewDriver(timed, hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(b.TempDir(), "owned.json")}, dataplanes.Env{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -100,7 +101,7 @@ func BenchmarkFullSync(b *testing.B) {
 				sim := hnssim.New(hnssim.Windows2025)
 				sim.AddNetwork("cbr0", "L2Bridge")
 				addLocalPods(sim, c)
-				d, err := hns.NewDriver(sim, hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(b.TempDir(), "owned.json")})
+				d, err := hns.NewDriver(sim, hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(b.TempDir(), "owned.json")}, dataplanes.Env{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -18,6 +18,7 @@ import (
 type Driver struct {
 	c    Client
 	opts Options
+	env  dataplanes.Env // where problems are reported
 
 	mu       sync.Mutex
 	features Features
@@ -64,11 +65,11 @@ type installed struct {
 }
 
 // NewDriver returns a driver over an HNS client (the simulator in tests).
-func NewDriver(c Client, o Options) (*Driver, error) {
+func NewDriver(c Client, o Options, env dataplanes.Env) (*Driver, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	d := &Driver{c: c, opts: o, local: map[string]string{}, remote: map[string]string{}, remoteIP: map[string]string{}, remotePA: map[string]string{},
+	d := &Driver{c: c, opts: o, env: env, local: map[string]string{}, remote: map[string]string{}, remoteIP: map[string]string{}, remotePA: map[string]string{},
 		vips: map[string]string{}, vipUsers: map[string]int{}, spVIPs: map[graph.ServicePortName][]string{}, vipTouched: map[string]bool{}, vipErr: map[string]error{},
 		desired: map[string]DesiredLB{}, spKeys: map[graph.ServicePortName][]string{},
 		sps: map[graph.ServicePortName]*graph.ServicePort{}, inst: map[string]installed{}, refs: map[string]int{},
@@ -247,8 +248,6 @@ func (d *Driver) report(sp graph.ServicePortName, reason, what string) {
 	if k := sp.String() + "|" + what; !d.reported[k] {
 		d.reported[k] = true
 		klog.InfoS("HNS cannot program this as asked", "servicePort", sp.String(), "problem", what)
-		if d.opts.Problems != nil {
-			d.opts.Problems.Problem(dataplanes.Problem{ServicePort: sp, Reason: reason, Message: what})
-		}
+		d.env.Report(dataplanes.Problem{ServicePort: sp, Reason: reason, Message: what})
 	}
 }

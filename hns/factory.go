@@ -92,9 +92,7 @@ func (f *Factory) New(_ context.Context, env dataplanes.Env) (dataplanes.Driver,
 	if err != nil {
 		return nil, err
 	}
-	o := f.Options
-	o.Problems = env.Problems
-	d, err := NewDriver(c, o)
+	d, err := NewDriver(c, f.Options, env)
 	if err != nil {
 		return nil, err
 	}

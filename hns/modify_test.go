@@ -55,7 +55,7 @@ func TestNoInPlaceModifyBeforeHNS15_5(t *testing.T) {
 func TestAModifyHNSDidNotApplyIsCaught(t *testing.T) {
 	w := newWorld(t, hnssim.Windows2025, "L2Bridge")
 	log := &problemLog{}
-	w.opts.Problems = log
+	w.env.Problems = log
 	w.start()
 	w.sim.IgnoreModifies()
 	twoServices(w)

@@ -1,7 +1,6 @@
 package hns
 
 import (
-	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"net/netip"
 
 	"github.com/spf13/pflag"
@@ -15,9 +14,6 @@ type Options struct {
 	SourceVIP   string
 	NodeIPs     []string
 	StateFile   string
-	// Problems hears what cannot be programmed as asked (set by the
-	// factory from the command's Env; not a flag).
-	Problems dataplanes.ProblemSink
 }
 
 // AddFlags adds the HNS driver's flags.

@@ -156,7 +156,7 @@ func TestOverlayIsSingleStack(t *testing.T) {
 	if !f.Capabilities().Has("ipv6") {
 		t.Fatal("IPv6 a gap before the factory saw the network")
 	}
-	if _, err := f.New(t.Context(), dataplanes.Env{NodeName: "node-1"}); err != nil {
+	if _, err := f.New(t.Context(), dataplanes.Env{}); err != nil {
 		t.Fatal(err)
 	}
 	if f.Capabilities().Has("ipv6") {

@@ -9,6 +9,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/build"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/hns"
 	"github.com/switchyard-proxy/switchyard/hns/hnssim"
 	v1 "k8s.io/api/core/v1"
@@ -30,6 +31,7 @@ type world struct {
 	t     *testing.T
 	sim   *hnssim.Sim
 	opts  hns.Options
+	env   dataplanes.Env
 	d     *hns.Driver
 	tr    *tracker.Tracker
 	netTy string
@@ -58,7 +60,7 @@ func newWorld(t *testing.T, winBuild hnssim.Build, networkType string) *world {
 // start makes a new driver (a restarted switchyard) over the same HNS.
 func (w *world) start() {
 	w.t.Helper()
-	d, err := hns.NewDriver(w.sim, w.opts)
+	d, err := hns.NewDriver(w.sim, w.opts, w.env)
 	if err != nil {
 		w.t.Fatal(err)
 	}

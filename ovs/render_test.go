@@ -48,7 +48,7 @@ func TestRenderedPipelineLoadsIntoOVS(t *testing.T) {
 	f := &Factory{Options: testOptions()}
 
 	var out bytes.Buffer
-	if err := f.Render(&out, dataplanes.Env{NodeName: "node-1"}, snap); err != nil {
+	if err := f.Render(&out, dataplanes.Env{}, snap); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()

@@ -126,7 +126,7 @@ func Start(t testing.TB, name string, build hnssim.Build, networkType string, op
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	d, err := f.New(context.Background(), dataplanes.Env{NodeName: conformance.World.NodeName})
+	d, err := f.New(context.Background(), dataplanes.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestConformance(t *testing.T) {
 	if err := fs.Parse([]string{"--file-export-path=" + path}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := f.New(context.Background(), dataplanes.Env{NodeName: conformance.World.NodeName})
+	d, err := f.New(context.Background(), dataplanes.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func newRenderCommand() *cobra.Command {
 				return err
 			}
 			v.printNotes(cmd.ErrOrStderr())
-			return f.Render(cmd.OutOrStdout(), dataplanes.Env{NodeName: src.nodeName}, v.snap)
+			return f.Render(cmd.OutOrStdout(), dataplanes.Env{}, v.snap)
 		},
 	}
 	src.addFlags(cmd.Flags())
@@ -56,7 +56,7 @@ func newCleanupCommand() *cobra.Command {
 			if _, err := src.complete(); err != nil {
 				return usageError{err}
 			}
-			env := dataplanes.Env{NodeName: src.nodeName}
+			env := dataplanes.Env{}
 			if c, ok := f.(dataplanes.Cleaner); ok {
 				return c.Cleanup(cmd.Context(), env)
 			}

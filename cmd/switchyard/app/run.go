@@ -174,7 +174,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	defer cancel()
 	started := make(chan error, 1)
 	go func() { started <- src.Start(ctx, tr) }()
-	driver, err := factory.New(ctx, dataplanes.Env{NodeName: o.src.nodeName, Problems: ev})
+	driver, err := factory.New(ctx, dataplanes.Env{Problems: ev})
 	if err != nil {
 		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)
 	}
