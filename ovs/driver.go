@@ -53,9 +53,7 @@ type Driver struct {
 	flushes    flushQueue      // UDP conntrack flushes to try again
 	settler    settler         // the revalidator wait, armed before each commit
 	ctl        ctlConn         // ovs-vswitchd's control socket: pokes, purges, conntrack flushes
-	// The last non-empty commit: until OVS confirmed the bundle, and
-	// until its revalidators had run (settle). Read by benchmarks.
-	lastCommit, lastSettle time.Duration
+	flows      *bridgeFlows    // the OpenFlow side: read back, commit (set by connect)
 }
 
 func newDriver(ctx context.Context, o Options) (*Driver, error) {
@@ -159,6 +157,7 @@ func (d *Driver) start(ctx context.Context) error {
 // connect dials the bridge's OpenFlow socket.
 func (d *Driver) connect(ctx context.Context) error {
 	d.conn = ofconn.Dial(filepath.Join(d.opts.RunDir, d.opts.Bridge+".mgmt"), d)
+	d.flows = &bridgeFlows{conn: d.conn, st: d.model.st, follow: &follower{settler: &d.settler, ctl: &d.ctl}}
 	if err := d.conn.WaitReady(ctx); err != nil {
 		return fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, d.opts.Bridge)
 	}
@@ -260,15 +259,7 @@ func (d *Driver) reconcileLocked(ctx context.Context) error {
 
 func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInfo, error) {
 	d.seenConn = d.conn.Connections()
-	flows, err := d.conn.DumpFlows(ctx, of.CookieTag, of.CookieTagMask, len(d.model.st.installedFlows))
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading installed flows: %w", err)
-	}
-	groups, err := d.conn.DumpGroups(ctx, len(d.model.st.installedGroups))
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading installed groups: %w", err)
-	}
-	return flows, groups, nil
+	return d.flows.dump(ctx)
 }
 
 // commitLocked sends what changed as one atomic bundle, waits for the
@@ -287,39 +278,7 @@ func (d *Driver) commitLocked(ctx context.Context) error {
 
 // commitFlowsLocked sends the OpenFlow side of what changed as one atomic
 // bundle and waits for the datapath to follow it (settle).
-func (d *Driver) commitFlowsLocked(ctx context.Context) error {
-	start := time.Now()
-	b := d.model.st.pending()
-	// The datapath follows a small bundle by a revalidator wait armed
-	// before its commit, a large one by a purge after it (settler).
-	purge := b.Len() > purgeAbove
-	var arm func()
-	var armErr error
-	if !purge {
-		arm = func() { armErr = d.settler.arm() }
-	}
-	if err := d.conn.Commit(ctx, b, arm); err != nil {
-		d.settler.disarm()
-		return err
-	}
-	d.model.st.committed()
-	if b.Len() > 0 {
-		d.lastCommit = time.Since(start)
-		settled := time.Now()
-		err := armErr
-		switch {
-		case purge:
-			_, err = d.ctl.call(settleDeadline(ctx), "revalidator/purge")
-		case err == nil:
-			err = d.settler.wait(ctx, &d.ctl)
-		}
-		if err != nil {
-			klog.InfoS("Could not make sure the datapath took the new flows; cached datapath flows may serve the old state briefly", "err", err)
-		}
-		d.lastSettle = time.Since(settled)
-	}
-	return nil
-}
+func (d *Driver) commitFlowsLocked(ctx context.Context) error { return d.flows.commit(ctx) }
 
 // Sync implements dataplanes.Driver. The first one adopts what an earlier
 // run installed: unchanged flows and groups stay untouched. The bridge is
@@ -351,12 +310,8 @@ func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 
 // syncFlowsLocked reads the bridge back and commits the difference.
 func (d *Driver) syncFlowsLocked(ctx context.Context) error {
-	flows, groups, err := d.dump(ctx)
-	if err != nil {
-		return err
-	}
-	d.model.st.adopt(flows, groups)
-	return d.commitFlowsLocked(ctx)
+	d.seenConn = d.conn.Connections()
+	return d.flows.sync(ctx)
 }
 
 // Apply implements dataplanes.Driver.

@@ -80,7 +80,7 @@ func realOVSScenario(b *testing.B, n, changes int) {
 	// Converted once, as a source hands them over: the core's work is measured.
 	versions := []*object.EndpointSlice{object.EndpointSliceOf(flipped), object.EndpointSliceOf(target)}
 	before := d.conn.Stats()
-	coldCommit, coldSettle := d.lastCommit, d.lastSettle
+	coldCommit, coldSettle := d.flows.lastCommit, d.flows.follow.lastSettle
 	took := make([]time.Duration, 0, changes)
 	inOVS := make([]time.Duration, 0, changes)
 	settle := make([]time.Duration, 0, changes)
@@ -92,8 +92,8 @@ func realOVSScenario(b *testing.B, n, changes int) {
 			b.Fatal(err)
 		}
 		took = append(took, time.Since(t0))
-		inOVS = append(inOVS, d.lastCommit)
-		settle = append(settle, d.lastSettle)
+		inOVS = append(inOVS, d.flows.lastCommit)
+		settle = append(settle, d.flows.follow.lastSettle)
 		tr.Commit(bt)
 	}
 	after := d.conn.Stats()

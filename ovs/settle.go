@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // settler makes sure ovs-vswitchd's datapath follows a committed bundle.
@@ -122,3 +124,46 @@ func (s *settler) disarm() {
 }
 
 func (s *settler) close() { s.waitConn.close() }
+
+// follower has the datapath follow each commit of bridgeFlows: a bundle
+// of up to purgeAbove messages by a revalidator wait armed right before
+// its commit, a larger one by a purge after it. Failures are logged: they
+// do not fail the change.
+type follower struct {
+	settler *settler
+	ctl     *ctlConn
+	purge   bool
+	armErr  error
+	// lastSettle is how long the last non-empty commit took to settle
+	// (read by benchmarks).
+	lastSettle time.Duration
+}
+
+// beforeCommit returns what to run right before a bundle of n messages is
+// committed (nil: nothing).
+func (f *follower) beforeCommit(n int) func() {
+	f.purge, f.armErr = n > purgeAbove, nil
+	if f.purge {
+		return nil
+	}
+	return func() { f.armErr = f.settler.arm() }
+}
+
+// abandon forgets what beforeCommit armed: the commit failed.
+func (f *follower) abandon() { f.settler.disarm() }
+
+// afterCommit waits until the datapath follows the committed bundle.
+func (f *follower) afterCommit(ctx context.Context) {
+	settled := time.Now()
+	err := f.armErr
+	switch {
+	case f.purge:
+		_, err = f.ctl.call(settleDeadline(ctx), "revalidator/purge")
+	case err == nil:
+		err = f.settler.wait(ctx, f.ctl)
+	}
+	if err != nil {
+		klog.InfoS("Could not make sure the datapath took the new flows; cached datapath flows may serve the old state briefly", "err", err)
+	}
+	f.lastSettle = time.Since(settled)
+}

@@ -53,23 +53,36 @@ func (b *Batch) message(buf []byte, i int, xid uint32) ([]byte, error) {
 	return (&of.Group{ID: b.GroupDeletes[i]}).AppendGroupMod(buf, openflow15.OFPGC_DELETE, xid)
 }
 
-// describe names the i-th message for an error.
-func (b *Batch) describe(i int) string {
+// object is the flow or group the i-th message adds or modifies (both
+// nil for a delete).
+func (b *Batch) object(i int) (*of.Flow, *of.Group) {
 	switch {
 	case i < len(b.GroupAdds):
-		return "add " + b.GroupAdds[i].Text()
+		return nil, b.GroupAdds[i]
 	case i < len(b.GroupAdds)+len(b.GroupModifies):
-		return "modify " + b.GroupModifies[i-len(b.GroupAdds)].Text()
+		return nil, b.GroupModifies[i-len(b.GroupAdds)]
+	case i < len(b.GroupAdds)+len(b.GroupModifies)+len(b.FlowAdds):
+		return b.FlowAdds[i-len(b.GroupAdds)-len(b.GroupModifies)], nil
 	}
-	i -= len(b.GroupAdds) + len(b.GroupModifies)
-	switch {
-	case i < len(b.FlowAdds):
-		return "add " + b.FlowAdds[i].Text()
-	case i < len(b.FlowAdds)+len(b.FlowDeletes):
-		d := b.FlowDeletes[i-len(b.FlowAdds)]
+	return nil, nil
+}
+
+// describe names the i-th message for an error.
+func (b *Batch) describe(i int) string {
+	switch f, g := b.object(i); {
+	case g != nil && i < len(b.GroupAdds):
+		return "add " + g.Text()
+	case g != nil:
+		return "modify " + g.Text()
+	case f != nil:
+		return "add " + f.Text()
+	}
+	i -= len(b.GroupAdds) + len(b.GroupModifies) + len(b.FlowAdds)
+	if i < len(b.FlowDeletes) {
+		d := b.FlowDeletes[i]
 		return fmt.Sprintf("delete flows cookie=0x%x/0x%x", d.Cookie, d.Mask)
 	}
-	return fmt.Sprintf("delete group_id=%d", b.GroupDeletes[i-len(b.FlowAdds)-len(b.FlowDeletes)])
+	return fmt.Sprintf("delete group_id=%d", b.GroupDeletes[i-len(b.FlowDeletes)])
 }
 
 // commitTimeout bounds a commit when the caller's context has no deadline.
@@ -91,8 +104,8 @@ func (c *Conn) Commit(ctx context.Context, b *Batch, beforeCommit func()) error 
 	if b.Len() == 0 {
 		return nil
 	}
-	err := c.onBulk(ctx, commitTimeout, func(ctx context.Context, bc *bulkConn) error {
-		return bc.transact(ctx, b, beforeCommit)
+	err := c.onBulk(ctx, commitTimeout, func(ctx context.Context, l link) error {
+		return l.transact(ctx, b, beforeCommit)
 	}, func(err error) bool {
 		var refused *RefusedError
 		return errors.As(err, &refused) // discarded: the connection is fine
@@ -112,7 +125,7 @@ func (c *Conn) Commit(ctx context.Context, b *Batch, beforeCommit func()) error 
 // a time, within timeout when ctx has no deadline. A failure that harmless
 // does not accept drops the connection: its state is unknown, and the next
 // caller dials anew.
-func (c *Conn) onBulk(ctx context.Context, timeout time.Duration, f func(context.Context, *bulkConn) error, harmless func(error) bool) error {
+func (c *Conn) onBulk(ctx context.Context, timeout time.Duration, f func(context.Context, link) error, harmless func(error) bool) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -120,13 +133,13 @@ func (c *Conn) onBulk(ctx context.Context, timeout time.Duration, f func(context
 	}
 	c.bulkMu.Lock()
 	defer c.bulkMu.Unlock()
-	bc, err := c.bulkConn(ctx)
+	l, err := c.bulkLink(ctx)
 	if err != nil {
 		return err
 	}
-	if err := f(ctx, bc); err != nil {
+	if err := f(ctx, l); err != nil {
 		if harmless == nil || !harmless(err) {
-			bc.close()
+			l.close()
 			c.bulk = nil
 		}
 		return err
@@ -134,8 +147,20 @@ func (c *Conn) onBulk(ctx context.Context, timeout time.Duration, f func(context
 	return nil
 }
 
-// bulkConn returns the open bulk connection, dialling one if needed.
-func (c *Conn) bulkConn(ctx context.Context) (*bulkConn, error) {
+// link is what bundles and dumps go over: the bulk connection to a switch
+// (bulkConn), or a link to an in-memory bridge (MemBridge).
+type link interface {
+	// transact sends the batch as one atomic bundle (see Commit).
+	transact(ctx context.Context, b *Batch, beforeCommit func()) error
+	// multipart sends a multipart request of a type and hands every entry
+	// of the reply, in the switch's wire format, to entry.
+	multipart(ctx context.Context, typ uint16, body []byte, entry func([]byte) error) error
+	broken() bool
+	close()
+}
+
+// bulkLink returns the open link, dialling one if needed.
+func (c *Conn) bulkLink(ctx context.Context) (link, error) {
 	if c.bulk != nil && !c.bulk.broken() {
 		return c.bulk, nil
 	}
@@ -143,12 +168,12 @@ func (c *Conn) bulkConn(ctx context.Context) (*bulkConn, error) {
 		c.bulk.close()
 		c.bulk = nil
 	}
-	bc, err := dialBulk(ctx, c.socket)
+	l, err := c.dial(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w (%s): %v", ErrNotConnected, c.socket, err)
 	}
-	c.bulk = bc
-	return bc, nil
+	c.bulk = l
+	return l, nil
 }
 
 // RefusedError is a bundle the switch refused messages of; nothing of it

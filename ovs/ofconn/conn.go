@@ -54,7 +54,8 @@ type Conn struct {
 	stats     Stats
 
 	bulkMu sync.Mutex // one bundle or dump at a time
-	bulk   *bulkConn  // the connection bundles and dumps go over (bulkconn.go)
+	bulk   link       // what bundles and dumps go over (bulkconn.go), dialled by dial
+	dial   func(context.Context) (link, error)
 }
 
 // Dial starts connecting to the bridge's management socket (a path) and
@@ -68,6 +69,7 @@ func Dial(socket string, h Handler) *Conn {
 		done:    make(chan struct{}),
 		ready:   make(chan struct{}),
 	}
+	c.dial = func(ctx context.Context) (link, error) { return dialBulk(ctx, socket) }
 	c.ctrl = ofctrl.NewController(&app{c})
 	go c.connectLoop()
 	go c.packetLoop()
@@ -119,7 +121,9 @@ func (c *Conn) close() {
 	if sw != nil {
 		sw.Disconnect()
 	}
-	c.ctrl.Delete()
+	if c.ctrl != nil { // nil for an in-memory bridge's
+		c.ctrl.Delete()
+	}
 	c.bulkMu.Lock()
 	if c.bulk != nil {
 		c.bulk.close()

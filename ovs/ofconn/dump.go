@@ -117,8 +117,8 @@ func groupDesc(entry []byte, ids []uint32) (GroupInfo, []uint32, error) {
 // multipart sends a multipart request and hands every entry of every
 // part of the reply (each starts with its 16-bit length) to entry.
 func (c *Conn) multipart(ctx context.Context, typ uint16, body []byte, entry func([]byte) error) error {
-	err := c.onBulk(ctx, dumpTimeout, func(ctx context.Context, bc *bulkConn) error {
-		return bc.multipart(ctx, typ, body, entry)
+	err := c.onBulk(ctx, dumpTimeout, func(ctx context.Context, l link) error {
+		return l.multipart(ctx, typ, body, entry)
 	}, nil)
 	if err != nil {
 		return fmt.Errorf("dump: %w", err)

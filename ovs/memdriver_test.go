@@ -1,0 +1,282 @@
+package ovs
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
+	. "github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
+)
+
+// These tests run the driver's OpenFlow side on an in-memory bridge
+// (memharness_test.go): no root, no OVS. The in-memory bridge refuses what
+// OVS refuses (ofconn.MemBridge), so a bundle OVS would refuse fails here
+// too.
+
+// A full sync installs exactly what the driver wants; a full resync and
+// an empty change of an unchanged graph send nothing.
+func TestUnchangedResyncSendsNothing(t *testing.T) {
+	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	md.mustSync()
+	md.converged()
+	first := md.br.Counts()
+	if first.Bundles != 1 || first.FlowMods < 80 || first.GroupMods < 7 {
+		t.Fatalf("the first sync committed %+v, want one bundle with every flow and group", first)
+	}
+	md.mustSync()
+	md.mustApply()
+	if got := mods(first, md.br.Counts()); got != (ofconn.MemCounts{}) {
+		t.Fatalf("an unchanged resync and apply sent %+v, want nothing", got)
+	}
+}
+
+// One endpoint changing is one group modification and no flow; with
+// ClientIP affinity, plus the DNAT flow of the endpoint that came.
+func TestOneEndpointChangeIsOneGroupModInMemory(t *testing.T) {
+	for _, tc := range []struct {
+		svc      string
+		ips      []string
+		flowMods int
+	}{
+		{"web", []string{"10.244.1.5", "10.244.1.6"}, 0},                // one gone
+		{"web", []string{"10.244.1.5", "10.244.1.6", "10.244.1.99"}, 0}, // one came
+		{"sticky", []string{"10.244.1.9", "10.244.1.98"}, 2},            // one came, one went: their DNAT flows
+	} {
+		t.Run(tc.svc+"/"+strings.Join(tc.ips, ","), func(t *testing.T) {
+			md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+			md.mustSync()
+			before := md.br.Counts()
+			setEndpoints(md.tr, tc.svc, tc.ips...)
+			md.mustApply()
+			md.converged()
+			if got := mods(before, md.br.Counts()); got != (ofconn.MemCounts{Bundles: 1, GroupMods: 1, FlowMods: tc.flowMods}) {
+				t.Fatalf("sent %+v, want one bundle: one group mod, %d flow mods", got, tc.flowMods)
+			}
+		})
+	}
+}
+
+// A restarted driver (a new one on the same bridge) adopts what the last
+// one installed: it sends nothing for an unchanged graph, and the same
+// one group modification for a change afterwards (group IDs are stable).
+func TestRestartAdoptsWithoutMods(t *testing.T) {
+	br := ofconn.NewMemBridge()
+	newMemDriver(t, br, memCluster()).mustSync()
+	before := br.Counts()
+	md := newMemDriver(t, br, memCluster())
+	md.mustSync()
+	md.converged()
+	if got := mods(before, br.Counts()); got != (ofconn.MemCounts{}) {
+		t.Fatalf("the restarted driver sent %+v, want nothing", got)
+	}
+	setEndpoints(md.tr, "web", "10.244.1.5")
+	md.mustApply()
+	if got := mods(before, br.Counts()); got != (ofconn.MemCounts{Bundles: 1, GroupMods: 1}) {
+		t.Fatalf("a change after the restart sent %+v, want one group mod", got)
+	}
+	md.converged()
+}
+
+// A bundle that fails leaves the driver's view consistent: the retry
+// reads the bridge back and converges, whether nothing was applied (lost
+// before the commit), everything was (lost after it), or the bridge held
+// something else (a group deleted behind the driver's back, with the
+// flows sending to it, so OVS refuses the modification); and a resync
+// afterwards sends nothing.
+func TestFailedBundleIsRetriedToConvergence(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		break_ func(md *memDriver)
+	}{
+		{"connection lost before the commit", func(md *memDriver) { md.br.FailNext(ofconn.LoseBeforeCommit) }},
+		{"connection lost after the commit", func(md *memDriver) { md.br.FailNext(ofconn.LoseAfterCommit) }},
+		{"group deleted behind the driver's back", func(md *memDriver) {
+			if err := md.br.Apply(&ofconn.Batch{GroupDeletes: md.groupsOf("ns/web:http/TCP")}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+			md.mustSync()
+			setEndpoints(md.tr, "web", "10.244.1.5")
+			tc.break_(md)
+			if err := md.apply(); err == nil {
+				t.Fatal("the change went through; want it to fail")
+			}
+			md.mustApply() // the runner's retry
+			md.converged()
+			before := md.br.Counts()
+			md.mustSync()
+			if got := mods(before, md.br.Counts()); got != (ofconn.MemCounts{}) {
+				t.Fatalf("a resync after the retry sent %+v, want nothing", got)
+			}
+		})
+	}
+}
+
+// groupsOf lists a service port's groups.
+func (md *memDriver) groupsOf(name string) []uint32 {
+	for n := range md.m.sps {
+		if n.String() == name {
+			return md.m.st.owners[spOwner(n)].groups
+		}
+	}
+	md.t.Fatalf("no service port %s", name)
+	return nil
+}
+
+// A flow replaced by one with the same match (here a frontend whose
+// endpoints went: its group action becomes a reject) needs no delete: the
+// add replaces it, in one bundle with the group's delete. After a restart
+// the old flow's match is not known and its delete is sent; the bridge
+// ends the same.
+func TestReplacedFlowNeedsNoDelete(t *testing.T) {
+	br := ofconn.NewMemBridge()
+	md := newMemDriver(t, br, memCluster())
+	md.mustSync()
+	before := br.Counts()
+	batchOf := func(md *memDriver) *ofconn.Batch {
+		setEndpoints(md.tr, "web")
+		b := md.tr.Next(false)
+		md.m.apply(b.Delta)
+		return md.m.st.pending()
+	}
+	b := batchOf(md)
+	if len(b.FlowAdds) != 1 || len(b.FlowDeletes) != 0 || len(b.GroupDeletes) != 1 {
+		t.Fatalf("batch: %d flow adds, %d flow deletes, %d group deletes; want 1, 0, 1", len(b.FlowAdds), len(b.FlowDeletes), len(b.GroupDeletes))
+	}
+	if err := md.conn.Commit(t.Context(), b, nil); err != nil {
+		t.Fatal(err)
+	}
+	md.m.st.committed()
+	md.converged()
+	if got := mods(before, br.Counts()); got != (ofconn.MemCounts{Bundles: 1, FlowMods: 1, GroupMods: 1}) {
+		t.Fatalf("sent %+v", got)
+	}
+
+	// A flow with that match but other actions (as an older switchyard
+	// might have left) is found at start: its match is not known, so its
+	// delete is sent with the add that replaces it; the bridge ends the
+	// same.
+	br2 := ofconn.NewMemBridge()
+	newMemDriver(t, br2, memCluster()).mustSync()
+	var old *of.Flow
+	for _, e := range md.m.st.flows {
+		if strings.Contains(e.flow.Text(), "nw_dst=10.96.0.10,") && e.flow.Table == 6 {
+			old = &of.Flow{Table: e.flow.Table, Priority: e.flow.Priority, Match: e.flow.Match, Goto: -1, Actions: []of.Action{of.Output(9)}}
+		}
+	}
+	if err := br2.Apply(&ofconn.Batch{FlowAdds: []*of.Flow{old}}); err != nil {
+		t.Fatal(err)
+	}
+	md2 := newMemDriver(t, br2, memCluster())
+	setEndpoints(md2.tr, "web")
+	before = br2.Counts()
+	md2.mustSync()
+	md2.converged()
+	if got := mods(before, br2.Counts()); got != (ofconn.MemCounts{Bundles: 1, FlowMods: 2, GroupMods: 1}) {
+		t.Fatalf("after a restart: sent %+v, want one bundle: the add, the old flow's delete, the group's delete", got)
+	}
+}
+
+// Two Services claiming one frontend want two flows with one match; OVS
+// holds one. The lower cookie's is installed, the other is reported
+// (FrontendConflict) and stays out across resyncs; when the first Service
+// goes, the other's flow replaces its flow in one bundle.
+func TestShadowedFrontendIsInstalledWhenTheOtherGoes(t *testing.T) {
+	tr := memCluster()
+	tr.UpsertService(object.ServiceOf(Service("ns", "twin", ClusterIPs("10.96.0.10"), Port("http", memTCP, 80, 0))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "twin-1", "twin", memV4, SlicePort("http", memTCP, 8080), onNode("node-1", "10.244.1.50"))))
+	md := newMemDriver(t, ofconn.NewMemBridge(), tr)
+	md.mustSync()
+	md.converged()
+	shadowed := md.m.st.Shadowed()
+	if len(shadowed) != 1 {
+		t.Fatalf("shadowed %v, want one flow", shadowed)
+	}
+	var loser, winner graph.ServicePortName
+	for c, w := range shadowed {
+		loser, _ = md.m.servicePortOf(c)
+		winner, _ = md.m.servicePortOf(w)
+	}
+	if got := md.sink.reasons(); !slices.Equal(got, []string{"FrontendConflict " + loser.String()}) {
+		t.Fatalf("reported %v, want a FrontendConflict of %s", got, loser)
+	}
+	before := md.br.Counts()
+	md.mustSync()
+	if got := mods(before, md.br.Counts()); got != (ofconn.MemCounts{}) {
+		t.Fatalf("a resync sent %+v, want nothing", got)
+	}
+	md.tr.DeleteService(winner.Namespace, winner.Name)
+	md.mustApply()
+	md.converged()
+	if len(md.m.st.Shadowed()) != 0 {
+		t.Fatalf("still shadowed: %v", md.m.st.Shadowed())
+	}
+}
+
+// A flow whose cookie (a 44-bit hash) is another flow's is left out and
+// reported (FlowCookieCollision) on its Service; the other flow stays
+// installed, and resyncs change nothing.
+func TestCookieCollisionIsReportedAndStable(t *testing.T) {
+	// The frontend flows of two Services, found in a first model.
+	probe := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	probe.mustSync()
+	frontend := func(ip string) uint64 {
+		for c, e := range probe.m.st.flows {
+			if strings.Contains(e.flow.Text(), "nw_dst="+ip+",") && e.flow.Table == 6 {
+				return c
+			}
+		}
+		t.Fatalf("no frontend flow for %s", ip)
+		return 0
+	}
+	// ns/empty's flow comes first (service ports are set in name order):
+	// it is kept, and ns/web's, forced onto its cookie, is lost.
+	kept, lost := frontend("10.96.0.14"), frontend("10.96.0.10")
+
+	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	md.m.st.cookieOf = func(f *of.Flow) uint64 {
+		if c := f.Cookie(); c != lost {
+			return c
+		}
+		return kept
+	}
+	md.m.refreshAll() // the static flows again, with the forced cookies
+	md.mustSync()
+	md.converged()
+	if dump := md.br.Dump(); strings.Contains(dump, "nw_dst=10.96.0.10,") || !strings.Contains(dump, "nw_dst=10.96.0.14,") {
+		t.Fatalf("the bridge holds:\n%s\nwant ns/empty's frontend and not ns/web's", dump)
+	}
+	if got := md.sink.reasons(); !slices.Equal(got, []string{"FlowCookieCollision ns/web:http/TCP"}) {
+		t.Fatalf("reported %v, want a FlowCookieCollision of ns/web", got)
+	}
+	before := md.br.Counts()
+	md.mustSync()
+	md.mustApply()
+	if got := mods(before, md.br.Counts()); got != (ofconn.MemCounts{}) {
+		t.Fatalf("resyncs sent %+v, want nothing", got)
+	}
+}
+
+// A refused bundle is an error the runner retries; the driver says which
+// message OVS refused.
+func TestRefusalNamesTheMessage(t *testing.T) {
+	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	md.mustSync()
+	if err := md.br.Apply(&ofconn.Batch{GroupDeletes: md.groupsOf("ns/web:http/TCP")}); err != nil {
+		t.Fatal(err)
+	}
+	setEndpoints(md.tr, "web", "10.244.1.6")
+	err := md.apply()
+	var refused *ofconn.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "OFPGMFC_UNKNOWN_GROUP") || !strings.Contains(err.Error(), "modify group_id=") {
+		t.Fatalf("%v, want the group modification refused as an unknown group", err)
+	}
+}

@@ -1,0 +1,350 @@
+package ofconn
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"antrea.io/libOpenflow/openflow15"
+	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
+)
+
+// MemBridge is an OpenFlow bridge in memory, for tests that run without
+// root or Open vSwitch: a Conn made by InMemory sends it the same bundle
+// messages and dump requests a Conn sends OVS, byte for byte, and reads
+// its answers with the same code.
+//
+// It is as strict as OVS 3.1 about what the driver could get wrong, and
+// answers with the same OpenFlow errors (memagree_test.go holds it to a
+// real OVS case by case):
+//   - a bundle is all or nothing: its messages are applied in order to a
+//     copy of the tables, which replaces them only if every one succeeded;
+//   - when a message is added to the bundle: a match naming a field twice,
+//     with value bits outside the mask, or a field before its
+//     prerequisites (tcp_dst before nw_proto=6, ...); a goto_table to the
+//     flow's own or an earlier table; a ct action in a flow that does not
+//     match IPv4 or IPv6; a flow in table 254 or 255; two buckets of a
+//     group with one bucket ID;
+//   - when the bundle is committed: adding a group that exists, modifying
+//     one that does not, a flow (or bucket) sending to a group that does
+//     not exist;
+//   - deleting a group deletes the flows that send to it; deleting a group
+//     or flows that do not exist is fine; a flow added with the table,
+//     priority and match of an installed one replaces it.
+//
+// Anything else it does not model (other commands, instructions) fails
+// the test with errNotModelled rather than being taken.
+type MemBridge struct {
+	mu     sync.Mutex
+	flows  map[flowKey]*memFlow
+	groups map[uint32]*memGroup
+	counts MemCounts
+	fault  Fault
+	link   *memLink // the link last dialled
+}
+
+// MemCounts counts what the bridge committed and refused.
+type MemCounts struct {
+	Bundles, FlowMods, GroupMods int
+	Refused                      int // bundles refused
+}
+
+// Fault is a failure the next bundle meets.
+type Fault int
+
+const (
+	// NoFault: the bundle goes as the bridge decides.
+	NoFault Fault = iota
+	// LoseBeforeCommit: the connection is lost once the bundle is sent,
+	// before the commit: nothing is applied.
+	LoseBeforeCommit
+	// LoseAfterCommit: the bundle is committed, then the connection is
+	// lost before the answer reaches the caller.
+	LoseAfterCommit
+)
+
+// NewMemBridge returns an empty bridge.
+func NewMemBridge() *MemBridge {
+	return &MemBridge{flows: map[flowKey]*memFlow{}, groups: map[uint32]*memGroup{}}
+}
+
+// InMemory returns a connection to an in-memory bridge. Bundles and dumps
+// go over it as over a Conn to OVS; it has no packet-ins, and packet-outs
+// fail with ErrNotConnected.
+func InMemory(br *MemBridge) *Conn {
+	c := &Conn{socket: "in-memory bridge", stop: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{}), connected: 1}
+	close(c.done)
+	close(c.ready)
+	c.dial = func(context.Context) (link, error) {
+		br.mu.Lock()
+		defer br.mu.Unlock()
+		br.link = &memLink{br: br}
+		return br.link, nil
+	}
+	return c
+}
+
+// FailNext makes the next bundle meet f.
+func (br *MemBridge) FailNext(f Fault) {
+	br.mu.Lock()
+	br.fault = f
+	br.mu.Unlock()
+}
+
+// Counts returns what the bridge has committed and refused so far.
+func (br *MemBridge) Counts() MemCounts {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	return br.counts
+}
+
+// Apply commits a batch as another controller would (`ovs-ofctl
+// --bundle`): for tests that change the bridge behind the driver's back.
+func (br *MemBridge) Apply(b *Batch) error {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	return br.transactLocked(b, nil)
+}
+
+// Dump lists the flows, then the groups, one a line, as `ovs-ofctl
+// --no-stats dump-flows` and `dump-groups` lay them out (with the fields
+// as switchyard writes them: dl_type=0x0800 where OVS prints ip), sorted
+// by table, priority (highest first) and text, and by group ID.
+func (br *MemBridge) Dump() string {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	flows := slices.Collect(maps.Values(br.flows))
+	slices.SortFunc(flows, func(a, b *memFlow) int {
+		if a.key.table != b.key.table {
+			return int(a.key.table) - int(b.key.table)
+		}
+		if a.key.priority != b.key.priority {
+			return int(b.key.priority) - int(a.key.priority)
+		}
+		return strings.Compare(a.text, b.text)
+	})
+	var sb strings.Builder
+	for _, f := range flows {
+		sb.WriteString(f.text + "\n")
+	}
+	for _, g := range br.sortedGroups() {
+		sb.WriteString(g.text + "\n")
+	}
+	return sb.String()
+}
+
+func (br *MemBridge) sortedGroups() []*memGroup {
+	groups := slices.Collect(maps.Values(br.groups))
+	slices.SortFunc(groups, func(a, b *memGroup) int { return int(int64(a.id) - int64(b.id)) })
+	return groups
+}
+
+// FlowDumpText is a flow as MemBridge.Dump lists it.
+func FlowDumpText(f *of.Flow) string {
+	// f.Text() is "table=T,cookie=C,priority=P[,match],actions=A".
+	head, actions, _ := strings.Cut(f.Text(), ",actions=")
+	table, rest, _ := strings.Cut(head, ",")
+	cookie, rest, _ := strings.Cut(rest, ",")
+	return cookie + ", " + table + ", " + rest + " actions=" + actions
+}
+
+// GroupDumpText is a group as MemBridge.Dump lists it.
+func GroupDumpText(g *of.Group) string { return g.Text() }
+
+// memLink is a Conn's link to the bridge.
+type memLink struct {
+	br   *MemBridge
+	lost bool
+}
+
+func (l *memLink) broken() bool {
+	l.br.mu.Lock()
+	defer l.br.mu.Unlock()
+	return l.lost
+}
+
+func (l *memLink) close() {
+	l.br.mu.Lock()
+	l.lost = true
+	l.br.mu.Unlock()
+}
+
+var errLost = errors.New("in-memory bridge: connection lost")
+
+func (l *memLink) transact(_ context.Context, b *Batch, beforeCommit func()) error {
+	l.br.mu.Lock()
+	defer l.br.mu.Unlock()
+	if l.lost {
+		return errLost
+	}
+	return l.br.transactLocked(b, func(commit func() error) error {
+		fault := l.br.fault
+		l.br.fault = NoFault
+		if beforeCommit != nil {
+			beforeCommit()
+		}
+		if fault == LoseBeforeCommit {
+			l.lost = true
+			return fmt.Errorf("bundle commit (%d messages): %w", b.Len(), errLost)
+		}
+		err := commit()
+		if err == nil && fault == LoseAfterCommit {
+			l.lost = true
+			return fmt.Errorf("bundle commit (%d messages): %w", b.Len(), errLost)
+		}
+		return err
+	})
+}
+
+// transactLocked decodes the batch's messages (refusing the bundle if any
+// is refused when added), then commits them through commit (nil: at once).
+func (br *MemBridge) transactLocked(b *Batch, around func(commit func() error) error) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	msgs := make([]*bridgeMsg, b.Len())
+	var refused *RefusedError
+	var buf []byte
+	for i := range msgs {
+		var err error
+		if buf, err = b.message(buf[:0], i, uint32(i+1)); err != nil {
+			return fmt.Errorf("encoding %s: %w", b.describe(i), err)
+		}
+		m, err := decodeMessage(slices.Clone(buf)) // kept: buf is reused
+		var r refusal
+		switch {
+		case errors.As(err, &r):
+			refused = addRefusal(refused, b, i, r)
+			continue
+		case err != nil:
+			return fmt.Errorf("%s: %w", b.describe(i), err)
+		}
+		switch f, g := b.object(i); {
+		case m.flow != nil:
+			m.flow.text = FlowDumpText(f)
+		case m.group != nil && g != nil:
+			m.group.text = GroupDumpText(g)
+		}
+		msgs[i] = m
+	}
+	if refused != nil {
+		br.counts.Refused++
+		return refused
+	}
+	commit := func() error {
+		flows, groups := maps.Clone(br.flows), maps.Clone(br.groups)
+		for i, m := range msgs {
+			if r, ok := apply(flows, groups, m); !ok {
+				br.counts.Refused++
+				return addRefusal(nil, b, i, r)
+			}
+		}
+		br.flows, br.groups = flows, groups
+		br.counts.Bundles++
+		br.counts.FlowMods += len(b.FlowAdds) + len(b.FlowDeletes)
+		br.counts.GroupMods += len(b.GroupAdds) + len(b.GroupModifies) + len(b.GroupDeletes)
+		return nil
+	}
+	if around == nil {
+		return commit()
+	}
+	return around(commit)
+}
+
+func addRefusal(r *RefusedError, b *Batch, i int, why refusal) *RefusedError {
+	if r == nil {
+		r = &RefusedError{Messages: b.Len()}
+	}
+	r.Refused++
+	if len(r.Examples) < maxRefusedShown {
+		r.Examples = append(r.Examples, b.describe(i)+": "+why.Error())
+	}
+	return r
+}
+
+// apply applies one message to the tables, as OVS commits it.
+func apply(flows map[flowKey]*memFlow, groups map[uint32]*memGroup, m *bridgeMsg) (refusal, bool) {
+	missing := func(ids []uint32) bool {
+		return slices.ContainsFunc(ids, func(id uint32) bool { return groups[id] == nil })
+	}
+	switch {
+	case m.kind == openflow15.Type_FlowMod && m.command == openflow15.FC_ADD:
+		if missing(m.flow.groups) {
+			return refusal{openflow15.ET_BAD_ACTION, openflow15.BAC_BAD_OUT_GROUP}, false
+		}
+		flows[m.flow.key] = m.flow
+	case m.kind == openflow15.Type_FlowMod:
+		for k, f := range flows {
+			if (m.table == openflow15.OFPTT_ALL || m.table == k.table) && f.cookie&m.mask == m.cookie&m.mask {
+				delete(flows, k)
+			}
+		}
+	case m.command == openflow15.OFPGC_ADD:
+		if groups[m.group.id] != nil {
+			return refusal{openflow15.ET_GROUP_MOD_FAILED, openflow15.GMFC_GROUP_EXISTS}, false
+		}
+		groups[m.group.id] = m.group
+	case m.command == openflow15.OFPGC_MODIFY:
+		if groups[m.group.id] == nil {
+			return refusal{openflow15.ET_GROUP_MOD_FAILED, openflow15.GMFC_UNKNOWN_GROUP}, false
+		}
+		groups[m.group.id] = m.group
+	default: // delete
+		for id := range groups {
+			if id == m.group.id || m.group.id == openflow15.OFPG_ALL {
+				delete(groups, id)
+				for k, f := range flows {
+					if slices.Contains(f.groups, id) {
+						delete(flows, k)
+					}
+				}
+			}
+		}
+	}
+	return refusal{}, true
+}
+
+// multipart answers a flow or group description request.
+func (l *memLink) multipart(_ context.Context, typ uint16, body []byte, entry func([]byte) error) error {
+	l.br.mu.Lock()
+	defer l.br.mu.Unlock()
+	if l.lost {
+		return errLost
+	}
+	var b []byte
+	switch typ {
+	case openflow15.MultipartType_FlowDesc:
+		if len(body) < mpFlowDescRequest {
+			return refusal{openflow15.ET_BAD_REQUEST, openflow15.BRC_BAD_LEN}
+		}
+		table, cookie, mask := body[0], binary.BigEndian.Uint64(body[16:]), binary.BigEndian.Uint64(body[24:])
+		keys := slices.SortedFunc(maps.Keys(l.br.flows), func(a, b flowKey) int {
+			if a.table != b.table {
+				return int(a.table) - int(b.table)
+			}
+			return int(b.priority) - int(a.priority)
+		})
+		for _, k := range keys {
+			f := l.br.flows[k]
+			if (table == openflow15.OFPTT_ALL || table == k.table) && f.cookie&mask == cookie&mask {
+				if err := entry(appendFlowDesc(b[:0], f)); err != nil {
+					return err
+				}
+			}
+		}
+	case openflow15.MultipartType_GroupDesc:
+		for _, g := range l.br.sortedGroups() {
+			if err := entry(appendGroupDesc(b[:0], g)); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("multipart type %d: %w", typ, errNotModelled)
+	}
+	return nil
+}
