@@ -114,6 +114,14 @@ func goldenPorts() map[string]*graph.ServicePort {
 			sp.SessionAffinity = graph.SessionAffinity{ClientIP: true, TimeoutSeconds: 86400}
 			sp.InternalEndpoints = both
 		}),
+		"affinity-dual-stack-etp-local": port("sticky-dual", graph.TCP, func(sp *graph.ServicePort) {
+			sp.SessionAffinity = graph.SessionAffinity{ClientIP: true, TimeoutSeconds: 600}
+			sp.ClusterIPs, sp.NodePort, sp.UsableFamilies = addrs("10.96.0.10", "fd00:96::10"), 30086, dual
+			sp.ExternalTrafficPolicy = graph.PolicyLocal
+			eps := []graph.Endpoint{here, there, ep("fd00:244:1::5", true), ep("fd00:244:2::5", false)}
+			sp.InternalEndpoints, sp.ShortCircuitEndpoints = eps, eps
+			sp.ExternalEndpoints = []graph.Endpoint{here, ep("fd00:244:1::5", true)}
+		}),
 		"no-endpoints-reject": port("empty", graph.TCP, func(sp *graph.ServicePort) {
 			sp.NodePort, sp.UsableFamilies = 30084, 0
 		}),
