@@ -88,20 +88,18 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 				res.Groups = append(res.Groups, &of.Group{ID: id, Buckets: endpointBuckets{zone: c.CtZone, eps: eps, affinity: affinity},
 					HashFields: hashFields(fam, proto)})
 			}
-			state := uint32(stateSelected)
+			next := selected
 			if affinity {
-				state = stateToLearn
+				next = toLearn
 			}
-			return a(loadState(state), of.ToGroup(id))
+			return a(next.set(), of.ToGroup(id))
 		}
-		base := func(fe frontend) []of.Match {
-			return m(of.EthType(ethType(fam)), of.IPProto(proto), of.IPDst(host(fe.ip)), of.L4Dst{Proto: proto, Port: fe.port}, matchState(stateToSelect))
-		}
+		base := func(fe frontend) []of.Match { return frontendMatch(fe, fam, proto, toSelect) }
 
 		// ClusterIP.
 		if cip, ok := graph.FirstOfFamily(sp.ClusterIPs, fam); ok {
 			fe := frontend{ip: cip, port: sp.Port}
-			res.Flows = append(res.Flows, flow(ServiceLB, 200, base(fe), target("internal", lists.internal), nil))
+			res.Flows = append(res.Flows, flow(ServiceLB, priorityFrontend, base(fe), target("internal", lists.internal), nil))
 			if affinity && len(lists.internal) > 0 {
 				res.Flows = append(res.Flows, learnFlow(sp, fe, fam, proto, &res))
 			}
@@ -162,12 +160,12 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 				// Traffic from this node (pods, the node itself) short-circuits
 				// to cluster endpoints; the node's own is masqueraded.
 				vs = []variant{
-					{220, m(matchSource(srcNode)), true, "short-circuit", lists.short},
-					{210, m(of.Reg{Index: regSource, Value: srcLocalBit, Mask: srcLocalBit}), false, "short-circuit", lists.short},
-					{200, nil, false, "external", lists.external},
+					{priorityFrontendFromNode, m(fromNode.match()), true, "short-circuit", lists.short},
+					{priorityFrontendFromLocal, m(fromThisNode.match()), false, "short-circuit", lists.short},
+					{priorityFrontend, nil, false, "external", lists.external},
 				}
 			} else {
-				vs = []variant{{200, nil, true, "external", lists.external}}
+				vs = []variant{{priorityFrontend, nil, true, "external", lists.external}}
 			}
 			sources := [][]of.Match{nil}
 			if len(fe.ranges) > 0 {
@@ -176,13 +174,13 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 					sources = append(sources, m(of.IPSrc(r)))
 				}
 				// Anything else to this LoadBalancer IP is dropped.
-				res.Flows = append(res.Flows, flow(ServiceLB, 150, base(fe), nil, nil))
+				res.Flows = append(res.Flows, flow(ServiceLB, prioritySourceRangeDrop, base(fe), nil, nil))
 			}
 			for _, src := range sources {
 				for _, v := range vs {
 					acts := target(v.kind, v.targets)
 					if v.masq && len(v.targets) > 0 {
-						acts = append(a(setFlag(flagMasquerade)), acts...)
+						acts = append(a(masquerade.set()), acts...)
 					}
 					match := append(append(base(fe), src...), v.source...)
 					res.Flows = append(res.Flows, flow(ServiceLB, v.prio, match, acts, nil))
@@ -290,38 +288,22 @@ func (b endpointBuckets) Bucket(i int) []of.Action {
 	if !b.affinity {
 		return dnat(b.zone, e)
 	}
-	return a(loadEndpointIP(e.IP), of.LoadReg{Index: regEndpoint, Value: uint32(e.Port), Mask: portMask}, of.Resubmit(ServiceLB.ID))
+	return a(loadEndpointIP(e.IP), endpointPortField.load(uint32(e.Port)), of.Resubmit(ServiceLB.ID))
 }
 
 // dnat marks the packet as a service's, commits its connection in zone
 // with DNAT to the endpoint and continues in L3Forwarding.
 func dnat(zone uint16, e graph.Endpoint) []of.Action {
-	return a(setFlag(serviceBit), of.CT{Commit: true, Zone: zone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
-		SetMark: markService, MarkMask: markService})
-}
-
-func loadEndpointIP(ip netip.Addr) of.Action {
-	if ip.Is4() {
-		b := ip.As4()
-		return of.LoadReg{Index: regEndpointIP, Value: uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]), Mask: 0xffffffff}
-	}
-	return of.LoadXXReg{Index: xxregEndpoint6, Value: ip.As16()}
-}
-
-func matchEndpointIP(ip netip.Addr) of.Match {
-	if ip.Is4() {
-		b := ip.As4()
-		return of.Reg{Index: regEndpointIP, Value: uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]), Mask: 0xffffffff}
-	}
-	return of.XXReg{Index: xxregEndpoint6, Value: ip.As16()}
+	return a(isService.set(), of.CT{Commit: true, Zone: zone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
+		SetMark: serviceConn.value, MarkMask: serviceConn.mask})
 }
 
 // dnatFlow is dnat for an endpoint an affinity flow selected into the
 // registers.
 func dnatFlow(c *Config, e graph.Endpoint, proto of.IPProto) *of.Flow {
-	return flow(EndpointDNAT, 200,
+	return flow(EndpointDNAT, priorityEndpointDNAT,
 		m(of.EthType(ethType(graph.FamilyOf(e.IP))), of.IPProto(proto), matchEndpointIP(e.IP),
-			of.Reg{Index: regEndpoint, Value: stateSelected | uint32(e.Port), Mask: endpointMask}),
+			selected.match(), endpointPortField.match(uint32(e.Port))),
 		dnat(c.CtZone, e), nil)
 }
 
@@ -336,37 +318,40 @@ func learnFlow(sp *graph.ServicePort, fe frontend, fam graph.IPFamily, proto of.
 		timeout = MaxAffinityTimeout
 		res.AffinityClamped = true
 	}
-	src, dst, epField, epBits := "NXM_OF_IP_SRC", "NXM_OF_IP_DST", "NXM_NX_REG3", uint16(32)
+	src, dst, addrBits, endpointIP := "NXM_OF_IP_SRC", "NXM_OF_IP_DST", uint16(32), endpointIPField.learnCopy()
 	if fam == graph.IPv6 {
-		src, dst, epField, epBits = "NXM_NX_IPV6_SRC", "NXM_NX_IPV6_DST", "NXM_NX_XXREG3", 128
+		src, dst, addrBits, endpointIP = "NXM_NX_IPV6_SRC", "NXM_NX_IPV6_DST", 128, endpointIP6Field.learnCopy()
 	}
 	l4 := map[of.IPProto]string{of.ProtoTCP: "NXM_OF_TCP_DST", of.ProtoUDP: "NXM_OF_UDP_DST", of.ProtoSCTP: "OXM_OF_SCTP_DST"}[proto]
-	addrBits := uint16(32)
-	if fam == graph.IPv6 {
-		addrBits = 128
-	}
 	learn := of.Learn{
-		Table: SessionAffinity.ID, Priority: 200, IdleTimeout: uint16(timeout), DeleteLearned: true,
+		Table: SessionAffinity.ID, Priority: priorityLearned, IdleTimeout: uint16(timeout), DeleteLearned: true,
 		Cookie: of.CookieTag | of.CookieKindLearn | learnCookie(sp.Name),
 		Specs: []of.LearnSpec{
+			// The learned flow matches the client and the frontend ...
 			{Field: "NXM_OF_ETH_TYPE", TextName: "eth_type", Bits: 16, Value: uint64(ethType(fam))},
 			{Field: "NXM_OF_IP_PROTO", TextName: "nw_proto", Bits: 8, Value: uint64(proto)},
 			{Field: src, Bits: addrBits, From: src},
 			{Field: dst, Bits: addrBits, From: dst},
 			{Field: l4, Bits: 16, From: l4},
-			{Load: true, Field: epField, Bits: epBits, From: epField},
-			{Load: true, Field: "NXM_NX_REG4", Bits: 16, From: "NXM_NX_REG4"},
-			{Load: true, Field: "NXM_NX_REG4", Start: stateShift, Bits: 3, Value: stateSelected >> stateShift},
+			// ... and loads the endpoint chosen, marked selected.
+			endpointIP,
+			endpointPortField.learnCopy(),
+			selected.learnLoad(),
 			// The masquerade decision made for the client's first
 			// connection: without it, a later connection of an outside
 			// client to a remote endpoint would leave unSNATed and its
 			// replies would bypass this node (a client's source kind never
 			// changes, so copying it is exact).
-			{Load: true, Field: "NXM_NX_REG0", Start: masqueradeBit, Bits: 1, From: "NXM_NX_REG0", FromStart: masqueradeBit},
+			masqueradeField.learnCopy(),
 		},
 	}
-	match := m(of.EthType(ethType(fam)), of.IPProto(proto), of.IPDst(host(fe.ip)), of.L4Dst{Proto: proto, Port: fe.port}, matchState(stateToLearn))
-	return flow(ServiceLB, 190, match, a(learn, loadState(stateSelected)), &EndpointDNAT)
+	return flow(ServiceLB, priorityLearnAffinity, frontendMatch(fe, fam, proto, toLearn), a(learn, selected.set()), &EndpointDNAT)
+}
+
+// frontendMatch matches new connections to a frontend in an endpoint
+// selection state.
+func frontendMatch(fe frontend, fam graph.IPFamily, proto of.IPProto, state regMark) []of.Match {
+	return m(of.EthType(ethType(fam)), of.IPProto(proto), of.IPDst(host(fe.ip)), of.L4Dst{Proto: proto, Port: fe.port}, state.match())
 }
 
 // learnCookie gives a service port's learned flows a cookie of their own.

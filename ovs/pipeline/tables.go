@@ -1,8 +1,9 @@
 // Package pipeline is the OVS driver's pipeline, declared as data (the
-// tables below, in order, with their purpose; the register layout in
-// regs.go), and the pure functions that turn the graph, the node, its
-// peers and the pods on the bridge into the flows and groups that
-// implement it.
+// tables below, in order, with their purpose and their miss flow; the
+// registers' fields and marks in regs.go; flow priorities in
+// priorities.go; docs/ovs.md's tables are made from these), and the pure
+// functions that turn the graph, the node, its peers and the pods on the
+// bridge into the flows and groups that implement it.
 //
 // The bridge is the router between the node's pods, the host (the gateway
 // port) and, in overlay mode, the other nodes (the tunnel port). A
@@ -22,40 +23,70 @@
 //	                                   ServiceSNAT ─► ConntrackCommit ─► Output
 package pipeline
 
+import of "github.com/switchyard-proxy/switchyard/ovs/openflow"
+
 // Table is one stage of the pipeline.
 type Table struct {
 	ID      uint8
 	Name    string
-	Purpose string
+	Purpose string // what its flows do (docs/ovs.md's pipeline table is made of it)
+	// Miss is what the table does with a packet none of its other flows
+	// takes: StaticFlows makes its priority-0 flow from it.
+	Miss Miss
 }
+
+// Miss is a table's default: actions, then a table to continue in. No
+// actions and no next table drops the packet.
+type Miss struct {
+	Actions []of.Action
+	Next    *Table
+}
+
+// missFlow is the table's priority-0 flow.
+func (t Table) missFlow() *of.Flow { return flow(t, priorityMiss, nil, t.Miss.Actions, t.Miss.Next) }
+
+// dropMiss drops what no other flow of the table takes.
+var dropMiss = Miss{}
 
 // The tables, in packet order. IDs are fixed so `switchyard render`
 // output and ovs-ofctl dumps read the same across versions.
 var (
 	Classifier = Table{0, "Classifier",
-		"Sorts packets by ingress port into pod, external, node and tunnel sources (reg0[0..3]); traffic from the gateway port is the node's own when its source is a node or gateway IP. Unknown ports are dropped."}
+		"packet source from the ingress port: pod, external (forwarded by the host), node (the host's own: from the gateway with a node or gateway IP as source), tunnel; unknown ports dropped",
+		dropMiss}
 	Neighbor = Table{1, "Neighbor",
-		"Answers ARP requests in place and IPv6 neighbour solicitations through the controller, for any address, with the router MAC; drops other non-IP, neighbour discovery and multicast."}
+		"every ARP request answered in place with the router MAC (not a pod's question about itself, not probes); IPv6 neighbour solicitations to the controller; other neighbour discovery, multicast and non-IP dropped",
+		dropMiss}
 	UnSNAT = Table{2, "UnSNAT",
-		"Undoes the bridge's SNAT (to a gateway or virtual IP) on replies, in the SNAT conntrack zone, before the DNAT zone sees them."}
+		"replies to the gateway and virtual IPs go through the SNAT zone first",
+		Miss{Next: &ConntrackZone}}
 	ConntrackZone = Table{3, "ConntrackZone",
-		"Sends IP traffic through the DNAT conntrack zone with nat, which applies (or reverses) a connection's DNAT."}
+		"every IP packet through the DNAT zone with `nat`",
+		dropMiss}
 	ConntrackState = Table{4, "ConntrackState",
-		"Drops invalid packets; packets of committed service connections (established, or a retransmitted SYN conntrack still calls new) have their SNAT re-applied and go to forwarding; new connections go to service selection."}
+		"invalid dropped; original-direction packets of committed service connections (established, or a retransmitted SYN that conntrack still calls new) marked and their SNAT re-applied; new connections go to selection",
+		Miss{Actions: []of.Action{newConn.set(), of.Resubmit(SessionAffinity.ID), of.Resubmit(ServiceLB.ID)}}}
 	SessionAffinity = Table{5, "SessionAffinity",
-		"Holds the flows learned for ClientIP affinity (client, frontend -> endpoint); its default marks the packet as needing an endpoint."}
+		"learned affinity flows (client, frontend → endpoint); default: \"needs an endpoint\"",
+		Miss{Actions: []of.Action{toSelect.set()}}}
 	ServiceLB = Table{6, "ServiceLB",
-		"Matches frontends (ClusterIP, NodePort, ExternalIP, LoadBalancer IP, source ranges, traffic source) and picks an endpoint with a select group whose bucket commits the connection with DNAT to it, or rejects/drops when there is none."}
+		"frontends → select group, whose bucket commits the connection with `ct(commit, nat(dst=endpoint))`; no endpoints → reject (controller) or drop",
+		Miss{Next: &L3Forwarding}}
 	EndpointDNAT = Table{7, "EndpointDNAT",
-		"For ClientIP affinity: commits the connection with DNAT to the endpoint a learned flow chose (one flow per endpoint, shared by services); re-selects when a learned endpoint is gone."}
+		"for ClientIP affinity only: `ct(commit, nat(dst=endpoint))` for the endpoint a learned flow chose, one flow per endpoint shared by services; re-selects a learned endpoint that is gone",
+		dropMiss}
 	L3Forwarding = Table{8, "L3Forwarding",
-		"Routes by destination: a local pod, another node's pod CIDR through the tunnel (overlay), anything else to the host through the gateway port; a missing pod of this node is dropped."}
+		"output port and MACs by destination: a local pod, another node's pod CIDR through the tunnel, a missing pod of this node dropped, anything else to the host",
+		dropMiss}
 	ServiceSNAT = Table{9, "ServiceSNAT",
-		"SNATs new service connections that need it: hairpin and masqueraded ones to the gateway IP, or to the virtual IP when they leave through the host (as must the node's own)."}
+		"new service connections that need it: hairpin and masquerade to the gateway IP, or to the virtual IP when they go to the host (so must the node's own)",
+		Miss{Next: &ConntrackCommit}}
 	ConntrackCommit = Table{10, "ConntrackCommit",
-		"Commits new connections that are not services, so their replies are not invalid to conntrack."}
+		"commits new non-service connections (so their replies are not invalid)",
+		Miss{Next: &Output}}
 	Output = Table{11, "Output",
-		"Sends the packet out of the port L3Forwarding chose (back out its ingress port for hairpin); drops non-service traffic from the host back to the host."}
+		"out the chosen port (back out the ingress port for hairpin); non-service traffic from the host back to the host is dropped",
+		Miss{Actions: []of.Action{of.OutputReg(outPortField.reg)}}}
 )
 
 // Tables lists the pipeline in order.
