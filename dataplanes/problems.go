@@ -1,6 +1,9 @@
 package dataplanes
 
-import "github.com/switchyard-proxy/switchyard/core/graph"
+import (
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"k8s.io/klog/v2"
+)
 
 // Problem is something a driver cannot program as a service port asks:
 // a value it has to cut (an affinity timeout beyond what the dataplane
@@ -25,4 +28,27 @@ func (e Env) Report(p Problem) {
 	if e.Problems != nil {
 		e.Problems.Problem(p)
 	}
+}
+
+// Once says each problem once: the first time it hears one (the same
+// service port, reason and message) it logs it and hands it to the sink;
+// a driver calls Report at every sync without repeating itself. The zero
+// value is not usable: make one with NewOnce.
+type Once struct {
+	env  Env
+	said map[Problem]bool
+}
+
+// NewOnce returns a Once reporting to env's sink.
+func NewOnce(env Env) *Once { return &Once{env: env, said: map[Problem]bool{}} }
+
+// Report says p if it was not said before, and tells whether it did.
+func (o *Once) Report(p Problem) bool {
+	if o.said[p] {
+		return false
+	}
+	o.said[p] = true
+	klog.InfoS("The dataplane cannot program this as asked", "servicePort", p.ServicePort.String(), "reason", p.Reason, "problem", p.Message)
+	o.env.Report(p)
+	return true
 }

@@ -16,9 +16,9 @@ import (
 
 // Driver programs HNS load balancers for one network.
 type Driver struct {
-	c    Client
-	opts Options
-	env  dataplanes.Env // where problems are reported
+	c        Client
+	opts     Options
+	problems *dataplanes.Once // where problems are said, once each
 
 	mu       sync.Mutex
 	features Features
@@ -69,11 +69,11 @@ func NewDriver(c Client, o Options, env dataplanes.Env) (*Driver, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	d := &Driver{c: c, opts: o, env: env, local: map[string]string{}, remote: map[string]string{}, remoteIP: map[string]string{}, remotePA: map[string]string{},
+	d := &Driver{c: c, opts: o, problems: dataplanes.NewOnce(env), local: map[string]string{}, remote: map[string]string{}, remoteIP: map[string]string{}, remotePA: map[string]string{},
 		vips: map[string]string{}, vipUsers: map[string]int{}, spVIPs: map[graph.ServicePortName][]string{}, vipTouched: map[string]bool{}, vipErr: map[string]error{},
 		desired: map[string]DesiredLB{}, spKeys: map[graph.ServicePortName][]string{},
 		sps: map[graph.ServicePortName]*graph.ServicePort{}, inst: map[string]installed{}, refs: map[string]int{},
-		touched: map[string]bool{}, reported: map[string]bool{}}
+		touched: map[string]bool{}}
 	var err error
 	if d.features, err = c.Features(); err != nil {
 		return nil, fmt.Errorf("HNS features: %w", err)
@@ -242,12 +242,8 @@ func (d *Driver) removeServicePort(n graph.ServicePortName) {
 	d.setVIPUsers(n, nil)
 }
 
-// report logs a problem once, and hands it to the command's problem sink
-// (a metric, and an Event on the Service).
+// report says a problem once (a log line, a metric, and an Event on the
+// Service when switchyard reads an API server).
 func (d *Driver) report(sp graph.ServicePortName, reason, what string) {
-	if k := sp.String() + "|" + what; !d.reported[k] {
-		d.reported[k] = true
-		klog.InfoS("HNS cannot program this as asked", "servicePort", sp.String(), "problem", what)
-		d.env.Report(dataplanes.Problem{ServicePort: sp, Reason: reason, Message: what})
-	}
+	d.problems.Report(dataplanes.Problem{ServicePort: sp, Reason: reason, Message: what})
 }

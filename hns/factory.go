@@ -110,10 +110,8 @@ func (o *Options) validate() error {
 			errs = append(errs, fmt.Errorf("--hns-source-vip %q is not an IP address", o.SourceVIP))
 		}
 	}
-	for _, s := range o.NodeIPs {
-		if _, err := netip.ParseAddr(s); err != nil {
-			errs = append(errs, fmt.Errorf("--hns-node-ips: %q is not an IP address", s))
-		}
+	if _, err := dataplanes.ParseNodeIPs("hns-node-ips", o.NodeIPs); err != nil {
+		errs = append(errs, err)
 	}
 	if o.StateFile == "" {
 		errs = append(errs, errors.New("--hns-state-file is empty"))

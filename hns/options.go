@@ -3,6 +3,8 @@ package hns
 import (
 	"net/netip"
 
+	"github.com/switchyard-proxy/switchyard/dataplanes"
+
 	"github.com/spf13/pflag"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 )
@@ -26,16 +28,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 }
 
 // nodeIPs are the addresses load balancers use as the node's: the
-// --hns-node-ips flag when set, else the Node's primary IPs.
+// --hns-node-ips flag when set (validated by the factory), else the
+// Node's primary IPs.
 func (o *Options) nodeIPs(n graph.Node) []netip.Addr {
-	if len(o.NodeIPs) == 0 {
-		return n.IPs
-	}
-	var ips []netip.Addr
-	for _, s := range o.NodeIPs {
-		if ip, err := netip.ParseAddr(s); err == nil {
-			ips = append(ips, ip)
-		}
-	}
-	return ips
+	configured, _ := dataplanes.ParseNodeIPs("hns-node-ips", o.NodeIPs)
+	return dataplanes.NodeIPs(configured, n)
 }
