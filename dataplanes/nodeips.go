@@ -8,10 +8,10 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/graph"
 )
 
-// ParseNodeIPs reads a driver's --<driver>-node-ips style flag: IP
+// ParseIPFlag reads a flag of IP addresses (a driver's --<driver>-node-ips): IP
 // addresses, at most one per family, IPv4-mapped IPv6 read as IPv4. Each
 // bad value is an error naming the flag.
-func ParseNodeIPs(flag string, values []string) ([]netip.Addr, error) {
+func ParseIPFlag(flag string, values []string) ([]netip.Addr, error) {
 	var out []netip.Addr
 	var fams graph.FamilySet
 	var errs []error

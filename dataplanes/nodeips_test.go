@@ -9,7 +9,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/graph"
 )
 
-func TestParseNodeIPs(t *testing.T) {
+func TestParseIPFlag(t *testing.T) {
 	for _, tc := range []struct {
 		in   []string
 		want []string
@@ -21,7 +21,7 @@ func TestParseNodeIPs(t *testing.T) {
 		{[]string{"192.0.2.1", "192.0.2.2"}, []string{"192.0.2.1"}, "--x-node-ips: more than one IPv4 address"},
 		{[]string{"nope", "192.0.2.1"}, []string{"192.0.2.1"}, `--x-node-ips: "nope" is not an IP address`},
 	} {
-		got, err := ParseNodeIPs("x-node-ips", tc.in)
+		got, err := ParseIPFlag("x-node-ips", tc.in)
 		var gotS []string
 		for _, ip := range got {
 			gotS = append(gotS, ip.String())

@@ -110,7 +110,7 @@ func (o *Options) validate() error {
 			errs = append(errs, fmt.Errorf("--hns-source-vip %q is not an IP address", o.SourceVIP))
 		}
 	}
-	if _, err := dataplanes.ParseNodeIPs("hns-node-ips", o.NodeIPs); err != nil {
+	if _, err := dataplanes.ParseIPFlag("hns-node-ips", o.NodeIPs); err != nil {
 		errs = append(errs, err)
 	}
 	if o.StateFile == "" {

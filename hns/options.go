@@ -31,6 +31,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // --hns-node-ips flag when set (validated by the factory), else the
 // Node's primary IPs.
 func (o *Options) nodeIPs(n graph.Node) []netip.Addr {
-	configured, _ := dataplanes.ParseNodeIPs("hns-node-ips", o.NodeIPs)
+	configured, _ := dataplanes.ParseIPFlag("hns-node-ips", o.NodeIPs)
 	return dataplanes.NodeIPs(configured, n)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 )
@@ -288,7 +289,7 @@ func TestStartRefusesBadBridgesAndSockets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := base()
 			tc.mod(&opts)
-			_, err := newDriver(context.Background(), opts)
+			_, err := newDriver(context.Background(), opts, dataplanes.Env{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
@@ -308,7 +309,7 @@ func TestASecondInstanceIsRefused(t *testing.T) {
 	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()))))
 	w.sync()
 	before := ourFlows(w)
-	_, err := newDriver(context.Background(), w.opts)
+	_, err := newDriver(context.Background(), w.opts, dataplanes.Env{})
 	if err == nil || !errors.Is(err, errLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Fatalf("second driver: %v, want a refusal naming pid %d", err, os.Getpid())
 	}

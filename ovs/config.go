@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
 )
@@ -109,23 +109,9 @@ func (o *Options) pipelineConfig() (pipeline.Config, error) {
 		}
 	}
 	parse := func(flag string, in []string) []netip.Addr {
-		var out []netip.Addr
-		var fams graph.FamilySet
-		for _, s := range in {
-			ip, err := netip.ParseAddr(s)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("--%s: %q is not an IP address", flag, s))
-				continue
-			}
-			ip = ip.Unmap()
-			if fams.Has(graph.FamilyOf(ip)) {
-				errs = append(errs, fmt.Errorf("--%s: more than one %s address", flag, graph.FamilyOf(ip)))
-				continue
-			}
-			fams = fams.With(graph.FamilyOf(ip))
-			out = append(out, ip)
-		}
-		return out
+		ips, err := dataplanes.ParseIPFlag(flag, in)
+		errs = append(errs, err)
+		return ips
 	}
 	c.NodeIPs = parse("ovs-node-ips", o.NodeIPs)
 	c.VirtualIPs = parse("ovs-virtual-ips", o.VirtualIPs)

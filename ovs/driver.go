@@ -25,16 +25,16 @@ import (
 // group outside its ID range, or a route or table of the host it does not
 // own.
 type Driver struct {
-	opts    Options
-	env     dataplanes.Env // where problems are reported
-	lock    *bridgeLock
-	db      *ovsdb.Client
-	conn    *ofconn.Conn
-	host    *hostnet.Host
-	limiter *rate.Limiter
-	portsCh chan struct{}
-	stop    chan struct{}
-	watched chan struct{} // closed when watchPorts has returned
+	opts     Options
+	problems *dataplanes.Once // where problems are said, once each
+	lock     *bridgeLock
+	db       *ovsdb.Client
+	conn     *ofconn.Conn
+	host     *hostnet.Host
+	limiter  *rate.Limiter
+	portsCh  chan struct{}
+	stop     chan struct{}
+	watched  chan struct{} // closed when watchPorts has returned
 
 	closeOnce sync.Once
 	started   bool // watchPorts runs
@@ -49,17 +49,17 @@ type Driver struct {
 	// keepBridge: cleanup leaves the bridge (others' flows are on it).
 	keepBridge bool
 	mtu        int
-	reported   map[string]bool // problems said once
+	said       map[string]bool // host conditions logged once (sayOnce)
 	flushes    flushQueue      // UDP conntrack flushes to try again
 	settler    settler         // the revalidator wait, armed before each commit
 	ctl        ctlConn         // ovs-vswitchd's control socket: pokes, purges, conntrack flushes
 	flows      *bridgeFlows    // the OpenFlow side: read back, commit (set by connect)
 }
 
-func newDriver(ctx context.Context, o Options) (*Driver, error) {
+func newDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	defer cancel()
-	d, err := openDriver(ctx, o)
+	d, err := openDriver(ctx, o, env)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func newDriver(ctx context.Context, o Options) (*Driver, error) {
 
 // openDriver checks the options, connects to OVSDB, takes the bridge's
 // lock and opens the host's network; it changes nothing.
-func openDriver(ctx context.Context, o Options) (*Driver, error) {
+func openDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, error) {
 	cfg, err := o.pipelineConfig()
 	if err != nil {
 		return nil, err
@@ -103,7 +103,8 @@ func openDriver(ctx context.Context, o Options) (*Driver, error) {
 		stop:     make(chan struct{}),
 		watched:  make(chan struct{}),
 		model:    newModel(cfg, o.Encap != EncapNone),
-		reported: map[string]bool{},
+		said:     map[string]bool{},
+		problems: dataplanes.NewOnce(env),
 		settler:  newSettler(o.RunDir),
 		ctl:      ctlConn{runDir: o.RunDir},
 	}, nil
@@ -333,20 +334,15 @@ func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
 // another flow with the same match is (two Services with one frontend).
 func (d *Driver) reportShadowed() {
 	for c, w := range d.model.st.Shadowed() {
-		key := fmt.Sprintf("shadowed/%x/%x", c, w)
-		if d.reported[key] {
-			continue
-		}
-		d.reported[key] = true
 		lost, won := d.model.st.flows[c], d.model.st.flows[w]
 		if lost == nil || won == nil {
 			continue
 		}
-		klog.InfoS("Two flows have one match and only one can be in OVS: the other service port's frontend is kept",
-			"installed", won.flow.Text(), "notInstalled", lost.flow.Text())
-		if n, ok := d.model.servicePortOf(c); ok {
-			d.env.Report(dataplanes.Problem{ServicePort: n, Reason: "FrontendConflict",
-				Message: "another Service has the same frontend (address, protocol and port): its flow is installed, this one's is not"})
+		n, _ := d.model.servicePortOf(c)
+		if d.problems.Report(dataplanes.Problem{ServicePort: n, Reason: "FrontendConflict",
+			Message: fmt.Sprintf("another Service has the same frontend (address, protocol and port): its flow is installed, this one's is not (flow %#x)", c)}) {
+			klog.InfoS("Two flows have one match and only one can be in OVS: the other service port's frontend is kept",
+				"installed", won.flow.Text(), "notInstalled", lost.flow.Text())
 		}
 	}
 }
@@ -363,7 +359,7 @@ func (d *Driver) reportCollided() {
 		if n, ok := d.model.servicePortOfOwner(col.owner); ok {
 			p.ServicePort = n
 		}
-		d.env.Report(p)
+		d.problems.Report(p)
 	}
 }
 
@@ -371,14 +367,9 @@ func (d *Driver) reportCollided() {
 // cut to what OVS can hold.
 func (d *Driver) reportClamped() {
 	for n := range d.model.clamped {
-		if key := "clamped/" + n.String(); !d.reported[key] {
-			d.reported[key] = true
-			requested := d.model.sps[n].SessionAffinity.TimeoutSeconds
-			klog.InfoS("Session affinity timeout clamped: OVS learned flows time out after at most 65535 s",
-				"servicePort", n.String(), "requested", requested)
-			d.env.Report(dataplanes.Problem{ServicePort: n, Reason: "AffinityTimeoutClamped",
-				Message: fmt.Sprintf("sessionAffinityConfig.clientIP.timeoutSeconds %d: OVS holds at most 65535 s, so clients lose affinity after 65535 s idle", requested)})
-		}
+		requested := d.model.sps[n].SessionAffinity.TimeoutSeconds
+		d.problems.Report(dataplanes.Problem{ServicePort: n, Reason: "AffinityTimeoutClamped",
+			Message: fmt.Sprintf("sessionAffinityConfig.clientIP.timeoutSeconds %d: OVS holds at most 65535 s, so clients lose affinity after 65535 s idle", requested)})
 	}
 }
 

@@ -95,8 +95,8 @@ func (d *Driver) markProgrammedLocked(ctx context.Context) {
 
 // sayOnce logs a condition the first time it is seen.
 func (d *Driver) sayOnce(key, msg string, kv ...any) {
-	if !d.reported[key] {
-		d.reported[key] = true
+	if !d.said[key] {
+		d.said[key] = true
 		klog.InfoS(msg, kv...)
 	}
 }

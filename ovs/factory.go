@@ -40,12 +40,7 @@ func (f *Factory) ReadsPeers() bool { return true }
 
 // New implements dataplanes.Factory.
 func (f *Factory) New(ctx context.Context, env dataplanes.Env) (dataplanes.Driver, error) {
-	d, err := newDriver(ctx, f.Options)
-	if err != nil {
-		return nil, err
-	}
-	d.env = env
-	return d, nil
+	return newDriver(ctx, f.Options, env)
 }
 
 // Render implements dataplanes.Factory: the groups and flows for the
@@ -81,7 +76,7 @@ func (f *Factory) Install(_ context.Context, _ dataplanes.Env) error {
 // Cleanup implements dataplanes.Cleaner: it removes what a driver and
 // switchyard-cni left on the node, creating nothing (no bridge, no ports)
 // on the way. Without Open vSwitch, only the host's side and the files.
-func (f *Factory) Cleanup(ctx context.Context, _ dataplanes.Env) error {
+func (f *Factory) Cleanup(ctx context.Context, env dataplanes.Env) error {
 	o := f.Options
 	if _, err := o.pipelineConfig(); err != nil {
 		return err
@@ -96,7 +91,7 @@ func (f *Factory) Cleanup(ctx context.Context, _ dataplanes.Env) error {
 		defer host.Close()
 		return (&Driver{opts: o, host: host}).cleanupNode(ctx)
 	}
-	d, err := openDriver(ctx, o)
+	d, err := openDriver(ctx, o, env)
 	if err != nil {
 		return err
 	}

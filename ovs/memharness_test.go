@@ -50,7 +50,7 @@ func newMemDriver(t *testing.T, br *ofconn.MemBridge, tr *tracker.Tracker) *memD
 	sink := &problemLog{}
 	return &memDriver{t: t, br: br, tr: tr, m: m, conn: conn, sink: sink,
 		flows: &bridgeFlows{conn: conn, st: m.st},
-		d:     &Driver{model: m, env: dataplanes.Env{Problems: sink}, reported: map[string]bool{}}}
+		d:     &Driver{model: m, problems: dataplanes.NewOnce(dataplanes.Env{Problems: sink}), said: map[string]bool{}}}
 }
 
 // sync is Driver.Sync's OpenFlow side for the tracker's whole graph.

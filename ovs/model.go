@@ -3,12 +3,14 @@ package ovs
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
 	"sort"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
 )
@@ -243,19 +245,21 @@ func (m *model) sync(s graph.Snapshot) []graph.Endpoint {
 		}
 	}
 	var stale []graph.Endpoint
-	wantSP := make(map[graph.ServicePortName]bool, len(s.ServicePorts))
-	for _, sp := range s.ServicePorts {
-		wantSP[sp.Name] = true
-		if old := m.sps[sp.Name]; old == nil || !graph.Equal(old, sp) {
-			stale = append(stale, m.setServicePort(sp)...)
-		}
-	}
-	for n := range m.sps {
-		if !wantSP[n] {
-			stale = append(stale, m.removeServicePort(n)...)
-		}
-	}
+	m.perServicePort(&stale).Sync(s, maps.Keys(m.sps))
 	return stale
+}
+
+// perServicePort keeps the model's service ports, gathering the endpoints
+// whose UDP conntrack entries went stale; an unchanged one is left as is.
+func (m *model) perServicePort(stale *[]graph.Endpoint) dataplanes.PerServicePort {
+	return dataplanes.PerServicePort{
+		Set: func(sp *graph.ServicePort) {
+			if old := m.sps[sp.Name]; old == nil || !graph.Equal(old, sp) {
+				*stale = append(*stale, m.setServicePort(sp)...)
+			}
+		},
+		Remove: func(n graph.ServicePortName) { *stale = append(*stale, m.removeServicePort(n)...) },
+	}
 }
 
 // apply takes a delta.
@@ -270,15 +274,7 @@ func (m *model) apply(d graph.Delta) []graph.Endpoint {
 		m.setPeer(p)
 	}
 	var stale []graph.Endpoint
-	for _, sp := range d.Removed {
-		stale = append(stale, m.removeServicePort(sp.Name)...)
-	}
-	for _, u := range d.Updated {
-		stale = append(stale, m.setServicePort(u.New)...)
-	}
-	for _, sp := range d.Added {
-		stale = append(stale, m.setServicePort(sp)...)
-	}
+	m.perServicePort(&stale).Apply(d)
 	return stale
 }
 

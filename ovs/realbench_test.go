@@ -14,6 +14,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 )
 
@@ -41,7 +42,7 @@ func realOVSScenario(b *testing.B, n, changes int) {
 	opts.HostNetNS, opts.NodeFile = "/var/run/netns/"+o.NS, o.Dir+"/node.json" // never this machine's own
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	d, err := newDriver(ctx, opts)
+	d, err := newDriver(ctx, opts, dataplanes.Env{})
 	if err != nil {
 		b.Fatal(err)
 	}

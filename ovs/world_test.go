@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
@@ -96,7 +97,7 @@ func (w *world) start() {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	d, err := newDriver(ctx, w.opts)
+	d, err := newDriver(ctx, w.opts, dataplanes.Env{})
 	if err != nil {
 		w.t.Fatal(err)
 	}
