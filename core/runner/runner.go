@@ -91,10 +91,13 @@ type Runner struct {
 	status   Status
 }
 
-// New returns a runner; call Trigger from the tracker's Notify.
+// New returns a runner of the tracker's batches; it subscribes to the
+// tracker's changes (Tracker.OnChange).
 func New(t *tracker.Tracker, a Applier, cfg Config, obs Observer) *Runner {
 	cfg.complete()
-	return &Runner{cfg: cfg, tracker: t, applier: a, obs: obs, kick: make(chan struct{}, 1)}
+	r := &Runner{cfg: cfg, tracker: t, applier: a, obs: obs, kick: make(chan struct{}, 1)}
+	t.OnChange(r.Trigger)
+	return r
 }
 
 // Trigger asks for a sync soon; it never blocks.

@@ -92,9 +92,8 @@ func newHarnessWith(t *testing.T, minSyncPeriod time.Duration) *harness {
 	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	h := &harness{t: t, clock: testingclock.NewFakeClock(start), res: &results{}, start: start}
 	h.app = &fakeApplier{clock: h.clock, calls: make(chan call, 16)}
-	var run *Runner
-	h.tr = tracker.New(tracker.Options{NodeName: "n", Now: h.clock.Now, Notify: func() { run.Trigger() }})
-	run = New(h.tr, h.app, Config{MinSyncPeriod: minSyncPeriod, SyncPeriod: 30 * time.Second,
+	h.tr = tracker.New(tracker.Options{NodeName: "n", Now: h.clock.Now})
+	run := New(h.tr, h.app, Config{MinSyncPeriod: minSyncPeriod, SyncPeriod: 30 * time.Second,
 		BackoffInitial: time.Second, BackoffMax: 8 * time.Second, Clock: h.clock}, h.res)
 	h.run = run
 	ctx, cancel := context.WithCancel(context.Background())

@@ -89,7 +89,7 @@ func (t *Tracker) setNode(view graph.Node) {
 	}
 	t.mu.Unlock()
 	if changed {
-		t.opts.Notify()
+		t.changed()
 	}
 }
 
@@ -112,7 +112,7 @@ func (t *Tracker) setPeer(name string, view *graph.Node) {
 	}
 	t.mu.Unlock()
 	if changed {
-		t.opts.Notify()
+		t.changed()
 	}
 }
 

@@ -3,6 +3,7 @@ package tracker
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/build"
@@ -28,9 +29,6 @@ type Options struct {
 	Build    build.Options
 	Observer Observer         // nil: ignore
 	Now      func() time.Time // nil: time.Now
-	// Notify is called, without the lock held, whenever a change makes a
-	// batch worth taking (the sync runner's trigger).
-	Notify func()
 	// Peers keeps the other Nodes too and hands them out as the graph's
 	// peers (for drivers that build the pod network between nodes);
 	// otherwise only NodeName's Node is read.
@@ -55,6 +53,9 @@ type serviceState struct {
 // concurrent use; at most one Batch may be outstanding at a time.
 type Tracker struct {
 	opts Options
+	// onChange is called, without the lock held, whenever a change makes
+	// a batch worth taking (the sync runner's trigger: see OnChange).
+	onChange atomic.Pointer[func()]
 
 	mu          sync.Mutex
 	gen         uint64
@@ -80,9 +81,6 @@ func New(opts Options) *Tracker {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.Notify == nil {
-		opts.Notify = func() {}
 	}
 	return &Tracker{
 		opts:        opts,
@@ -146,7 +144,7 @@ func (t *Tracker) UpsertService(svc *object.Service) {
 	t.state(k).svc = svc
 	t.markDirty(k, t.opts.Now())
 	t.mu.Unlock()
-	t.opts.Notify()
+	t.changed()
 }
 
 // DeleteService implements source.Sink.
@@ -159,7 +157,7 @@ func (t *Tracker) DeleteService(namespace, name string) {
 		t.markDirty(k, t.opts.Now())
 	}
 	t.mu.Unlock()
-	t.opts.Notify()
+	t.changed()
 }
 
 // UpsertEndpointSlice implements source.Sink.
@@ -195,7 +193,7 @@ func (t *Tracker) UpsertEndpointSlice(s *object.EndpointSlice) {
 	if rej != nil {
 		t.opts.Observer.Rejected(*rej)
 	}
-	t.opts.Notify()
+	t.changed()
 }
 
 // DeleteEndpointSlice implements source.Sink.
@@ -208,7 +206,7 @@ func (t *Tracker) DeleteEndpointSlice(namespace, name string) {
 		t.removeSlice(sk, svcKey{namespace, name}, t.opts.Now())
 	}
 	t.mu.Unlock()
-	t.opts.Notify()
+	t.changed()
 }
 
 func (t *Tracker) removeSlice(sk sliceKey, k svcKey, now time.Time) {
@@ -253,4 +251,16 @@ func (t *Tracker) HasPending() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.dirty) > 0 || t.nodeDirty != 0 || len(t.peers.dirty) > 0
+}
+
+// OnChange sets what is called, without the lock held, whenever a change
+// makes a batch worth taking: the sync runner subscribes when it is made
+// (runner.New). A change before that waits in the tracker for the first
+// batch.
+func (t *Tracker) OnChange(f func()) { t.onChange.Store(&f) }
+
+func (t *Tracker) changed() {
+	if f := t.onChange.Load(); f != nil {
+		(*f)()
+	}
 }

@@ -145,10 +145,6 @@ func (o *runOptions) run(ctx context.Context) error {
 	for _, kind := range []string{"full", "delta"} {
 		m.ApplyErrors.WithLabelValues(o.dataplane, kind) // show the series at 0
 	}
-	// The runner exists only after the tracker it reads and the driver;
-	// Notify reaches it through this pointer (a change heard before it
-	// exists is taken by its first full sync anyway).
-	var run atomic.Pointer[runner.Runner]
 	client, err := o.src.client()
 	if err != nil {
 		return err
@@ -159,14 +155,9 @@ func (o *runOptions) run(ctx context.Context) error {
 	core := &coremetrics.Observer{Metrics: m, Driver: o.dataplane}
 	obs := &observer{Observer: core, events: ev}
 	src := o.src.newSource(obs, client)
-	tr := tracker.New(tracker.Options{
-		NodeName: o.src.nodeName, Build: bo, Observer: obs, Peers: o.src.peers,
-		Notify: func() {
-			if r := run.Load(); r != nil {
-				r.Trigger()
-			}
-		},
-	})
+	// The runner, made after the driver, subscribes to the tracker's
+	// changes; one heard before is taken by its first full sync.
+	tr := tracker.New(tracker.Options{NodeName: o.src.nodeName, Build: bo, Observer: obs, Peers: o.src.peers})
 	// The source reads its initial state (the API server's lists, or the
 	// file) while the driver opens the dataplane: at 10k Services each
 	// takes a while.
@@ -189,7 +180,6 @@ func (o *runOptions) run(ctx context.Context) error {
 	defer hc.Close()
 	p := &programmer{driver: driver, gaps: gaps, hc: hc}
 	r := runner.New(tr, p, runner.Config{MinSyncPeriod: o.minSyncPeriod, SyncPeriod: o.syncPeriod}, core)
-	run.Store(r)
 	proxyHealth.Status = r.Status
 
 	klog.InfoS("Starting switchyard", "version", versionString(), "dataplane", o.dataplane, "node", o.src.nodeName)
