@@ -60,9 +60,9 @@ func TestJudge(t *testing.T) {
 		for _, id := range ids {
 			switch id {
 			case "refused":
-				out = append(out, Answer{Outcome: Refused})
+				out = append(out, Answer{Outcome: Rejected})
 			case "none":
-				out = append(out, Answer{Outcome: NoAnswer, Detail: "timeout"})
+				out = append(out, Answer{Outcome: Dropped, Detail: "timeout"})
 			default:
 				out = append(out, Answer{Outcome: Answered, Identity: id})
 			}

@@ -65,12 +65,13 @@ type Probe struct {
 // Outcome is what became of one connection.
 type Outcome string
 
-// The outcomes a harness reports.
+// The outcomes a harness reports, in the words a case expects them
+// (ExpectRejected, ExpectDropped).
 const (
 	Answered Outcome = "answered" // a backend answered; Answer.Identity says which
-	Refused  Outcome = "refused"  // TCP reset or ICMP unreachable
-	NoAnswer Outcome = "no-answer"
-	Failed   Outcome = "failed" // anything else (Answer.Detail says what)
+	Rejected Outcome = "rejected" // TCP reset or ICMP unreachable
+	Dropped  Outcome = "dropped"  // no answer at all within the probe's timeout
+	Failed   Outcome = "failed"   // anything else (Answer.Detail says what)
 )
 
 // Answer is what a harness saw of one connection.

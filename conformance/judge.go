@@ -17,12 +17,12 @@ func judge(e Expect, dst netip.Addr, as []Answer) string {
 	}
 	switch e.Outcome {
 	case ExpectRejected:
-		if n := count(as, Refused); n != len(as) {
+		if n := count(as, Rejected); n != len(as) {
 			return bad(fmt.Sprintf("%d of %d not refused", len(as)-n, len(as)))
 		}
 		return ""
 	case ExpectDropped:
-		if n := count(as, NoAnswer); n != len(as) {
+		if n := count(as, Dropped); n != len(as) {
 			return bad(fmt.Sprintf("%d of %d got some answer", len(as)-n, len(as)))
 		}
 		return ""
@@ -93,7 +93,7 @@ func count(as []Answer, o Outcome) int {
 	return n
 }
 
-// tally summarises answers: "p1:8080 x6, p2:8080 x4, no-answer x1 (timeout)".
+// tally summarises answers: "p1:8080 x6, p2:8080 x4, dropped x1 (timeout)".
 func tally(as []Answer) string {
 	n := map[string]int{}
 	detail := map[string]string{}

@@ -79,7 +79,7 @@ func Evaluate(s graph.Snapshot, p Probe) Answer {
 			port == sp.Port && slices.Contains(sp.ExternalIPs, dst),
 			port == sp.Port && slices.Contains(sp.LoadBalancerIPs, dst):
 			if slices.Contains(sp.LoadBalancerIPs, dst) && port == sp.Port && !allowed(sp.LoadBalancerSourceRanges, p.Src) {
-				return Answer{Outcome: NoAnswer, Detail: "source outside loadBalancerSourceRanges"}
+				return Answer{Outcome: Dropped, Detail: "source outside loadBalancerSourceRanges"}
 			}
 			eps = sp.ExternalEndpoints
 			if fromNode && sp.ExternalTrafficPolicy == graph.PolicyLocal {
@@ -91,9 +91,9 @@ func Evaluate(s graph.Snapshot, p Probe) Answer {
 		eps = graph.EndpointsOfFamily(eps, fam)
 		if len(eps) == 0 {
 			if sp.NoEndpointsAction(fam) == graph.Reject {
-				return Answer{Outcome: Refused, Detail: "no usable endpoint: rejected"}
+				return Answer{Outcome: Rejected, Detail: "no usable endpoint: rejected"}
 			}
-			return Answer{Outcome: NoAnswer, Detail: "no endpoint for this traffic: dropped"}
+			return Answer{Outcome: Dropped, Detail: "no endpoint for this traffic: dropped"}
 		}
 		i := p.Conn % len(eps)
 		if sp.SessionAffinity.ClientIP {
@@ -103,17 +103,17 @@ func Evaluate(s graph.Snapshot, p Probe) Answer {
 		}
 		return AnswerFrom(eps[i].AddrPort(), p.Protocol)
 	}
-	return Answer{Outcome: NoAnswer, Detail: "no service frontend"}
+	return Answer{Outcome: Dropped, Detail: "no service frontend"}
 }
 
 // AnswerFrom is what a backend of the world answers at ap.
 func AnswerFrom(ap netip.AddrPort, proto graph.Protocol) Answer {
 	name := World.Owner(ap.Addr())
 	if name == "" {
-		return Answer{Outcome: NoAnswer, Detail: "endpoint " + ap.String() + " is no backend of the world"}
+		return Answer{Outcome: Dropped, Detail: "endpoint " + ap.String() + " is no backend of the world"}
 	}
 	if !World.Serves(string(proto), ap.Port()) {
-		return Answer{Outcome: Refused, Detail: "the backend does not listen on " + ap.String()}
+		return Answer{Outcome: Rejected, Detail: "the backend does not listen on " + ap.String()}
 	}
 	return Answer{Outcome: Answered, Identity: Identity(name, ap.Port())}
 }

@@ -179,10 +179,10 @@ func packetOf(p conformance.Probe) hnssim.Packet {
 // verdict's source.
 func (h *Harness) answer(p conformance.Probe, v hnssim.Verdict) conformance.Answer {
 	if !v.Connected {
-		return conformance.Answer{Outcome: conformance.NoAnswer, Detail: v.Reason}
+		return conformance.Answer{Outcome: conformance.Dropped, Detail: v.Reason}
 	}
 	if v.ToHost && !conformance.World.Serves(string(p.Protocol), v.Backend.Port()) {
-		return conformance.Answer{Outcome: conformance.NoAnswer,
+		return conformance.Answer{Outcome: conformance.Dropped,
 			Detail: v.Reason + ": no host server on this port, and Windows Firewall's default inbound rule drops it (assumed)"}
 	}
 	a := conformance.AnswerFrom(v.Backend, p.Protocol)

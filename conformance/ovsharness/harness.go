@@ -252,9 +252,9 @@ func (w *World) Probe(p conformance.Probe) conformance.Answer {
 	case err == nil:
 		return conformance.Answer{Outcome: conformance.Answered, Identity: id, Source: seen}
 	case errors.Is(err, ovstest.ErrRefused):
-		return conformance.Answer{Outcome: conformance.Refused, Detail: err.Error()}
+		return conformance.Answer{Outcome: conformance.Rejected, Detail: err.Error()}
 	case errors.Is(err, ovstest.ErrTimeout):
-		return conformance.Answer{Outcome: conformance.NoAnswer, Detail: fmt.Sprintf("nothing within %v", w.Timeout)}
+		return conformance.Answer{Outcome: conformance.Dropped, Detail: fmt.Sprintf("nothing within %v", w.Timeout)}
 	}
 	return conformance.Answer{Outcome: conformance.Failed, Detail: err.Error()}
 }
