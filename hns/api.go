@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -21,6 +22,15 @@ type LoadBalancer struct {
 	PortMappings         []PortMapping `json:",omitempty"`
 	SchemaVersion        SchemaVersion `json:",omitempty"`
 	Flags                uint32        `json:",omitempty"`
+}
+
+// Clone copies a load balancer, its lists too.
+func (lb *LoadBalancer) Clone() *LoadBalancer {
+	c := *lb
+	c.HostComputeEndpoints = slices.Clone(lb.HostComputeEndpoints)
+	c.FrontendVIPs = slices.Clone(lb.FrontendVIPs)
+	c.PortMappings = slices.Clone(lb.PortMappings)
+	return &c
 }
 
 // PortMapping is hcn.LoadBalancerPortMapping.

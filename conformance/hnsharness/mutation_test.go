@@ -34,14 +34,6 @@ func mutating(lb func(*hns.LoadBalancer), ep func(*hns.Endpoint)) func(hns.Clien
 	}
 }
 
-func cloneLB(lb *hns.LoadBalancer) *hns.LoadBalancer {
-	c := *lb
-	c.HostComputeEndpoints = slices.Clone(lb.HostComputeEndpoints)
-	c.FrontendVIPs = slices.Clone(lb.FrontendVIPs)
-	c.PortMappings = slices.Clone(lb.PortMappings)
-	return &c
-}
-
 func cloneEP(ep *hns.Endpoint) *hns.Endpoint {
 	c := *ep
 	c.Policies = slices.Clone(ep.Policies)
@@ -52,7 +44,7 @@ func cloneEP(ep *hns.Endpoint) *hns.Endpoint {
 // sent mutates a load balancer on its way to HNS, and remembers what was
 // asked once HNS has given it an ID.
 func (m *mutatingClient) sent(asked *hns.LoadBalancer, call func(*hns.LoadBalancer) (*hns.LoadBalancer, error)) (*hns.LoadBalancer, error) {
-	mutated := cloneLB(asked)
+	mutated := asked.Clone()
 	if m.lb != nil {
 		m.lb(mutated)
 	}
@@ -60,10 +52,10 @@ func (m *mutatingClient) sent(asked *hns.LoadBalancer, call func(*hns.LoadBalanc
 	if err != nil {
 		return nil, err
 	}
-	answer := cloneLB(asked)
+	answer := asked.Clone()
 	answer.ID = got.ID
 	m.mu.Lock()
-	m.askedLBs[got.ID] = *cloneLB(answer)
+	m.askedLBs[got.ID] = *answer.Clone()
 	m.mu.Unlock()
 	return answer, nil
 }
@@ -72,7 +64,7 @@ func (m *mutatingClient) asAsked(lb hns.LoadBalancer) hns.LoadBalancer {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if a, ok := m.askedLBs[lb.ID]; ok {
-		return *cloneLB(&a)
+		return *a.Clone()
 	}
 	return lb
 }

@@ -25,7 +25,7 @@ func (s *Sim) EchoRewritten(f func(*hns.LoadBalancer)) {
 
 // echo is a copy of lb as HNS answers it.
 func (s *Sim) echo(lb *hns.LoadBalancer) *hns.LoadBalancer {
-	c := cloneLB(lb)
+	c := lb.Clone()
 	if s.rewriteEcho != nil {
 		s.rewriteEcho(c)
 	}
@@ -57,7 +57,7 @@ func (s *Sim) CreateLoadBalancer(lb *hns.LoadBalancer) (*hns.LoadBalancer, error
 	if err := s.validate(lb, ""); err != nil {
 		return nil, err
 	}
-	c := cloneLB(lb)
+	c := lb.Clone()
 	c.ID = s.id("lb")
 	s.putLB(c)
 	return s.echo(c), nil
@@ -79,7 +79,7 @@ func (s *Sim) UpdateLoadBalancer(id string, lb *hns.LoadBalancer) (*hns.LoadBala
 	if err := s.validate(lb, id); err != nil {
 		return nil, err
 	}
-	c := cloneLB(lb)
+	c := lb.Clone()
 	c.ID = id
 	if s.ignoreModifies {
 		// As HNS 15.4: success, and the old load balancer stays. What 15.4
@@ -212,12 +212,4 @@ func (s *Sim) dropLB(id string) {
 		}
 		delete(s.lbs, id)
 	}
-}
-
-func cloneLB(lb *hns.LoadBalancer) *hns.LoadBalancer {
-	c := *lb
-	c.HostComputeEndpoints = slices.Clone(lb.HostComputeEndpoints)
-	c.FrontendVIPs = slices.Clone(lb.FrontendVIPs)
-	c.PortMappings = slices.Clone(lb.PortMappings)
-	return &c
 }
