@@ -211,8 +211,9 @@ var (
 	// ErrNotImplemented: this HNS lacks the call (E_NOTIMPL, 0x80004001),
 	// as ModifyLoadBalancer before Windows Server 2025.
 	ErrNotImplemented = errors.New("HNS call not implemented")
-	// ErrTooManyEndpoints: more endpoints than a load balancer takes
-	// (MaxBackends). The driver truncates first, so it should not occur;
-	// which code HNS uses for it is not documented.
+	// ErrTooManyEndpoints: more endpoints than this HNS takes in a load
+	// balancer. Which code HNS uses for it is not documented; the driver
+	// also treats a refusal it would repeat (E_INVALIDARG) of a load
+	// balancer with more than MaxBackends endpoints as this (refusedSize).
 	ErrTooManyEndpoints = errors.New("HNS load balancer has too many endpoints")
 )

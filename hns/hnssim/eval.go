@@ -128,7 +128,7 @@ func (s *Sim) deliver(p Packet, id string, lb *hns.LoadBalancer, pm hns.PortMapp
 		v.Reason += ": backend endpoint gone"
 		return v
 	}
-	ip, err := netip.ParseAddr(epIP(ep))
+	ip, err := netip.ParseAddr(ep.IP())
 	if err != nil {
 		v.Reason += ": backend without an IP"
 		return v

@@ -88,7 +88,7 @@ func (s *Sim) indexOf(lb *hns.LoadBalancer, pm hns.PortMapping, ap netip.AddrPor
 		return -1
 	}
 	for i, id := range lb.HostComputeEndpoints {
-		if ep := s.endpoints[id]; ep != nil && epIP(ep) == ap.Addr().String() {
+		if ep := s.endpoints[id]; ep != nil && ep.IP() == ap.Addr().String() {
 			return i
 		}
 	}

@@ -131,7 +131,7 @@ func (s *Sim) providerAddressWrong(ep *hns.Endpoint, ip netip.Addr) string {
 	if net == nil || !net.IsOverlay() {
 		return ""
 	}
-	pa := providerAddress(ep)
+	pa := ep.ProviderAddress()
 	if pa == "" {
 		return "remote backend without a provider address on an overlay network"
 	}
@@ -160,7 +160,7 @@ func (s *Sim) route(p Packet) Verdict {
 		return v
 	}
 	for _, ep := range s.endpoints {
-		if epIP(ep) != dst.String() {
+		if ep.IP() != dst.String() {
 			continue
 		}
 		net := s.networkByID(ep.HostComputeNetwork)

@@ -146,7 +146,7 @@ func (s *Sim) RemoveEndpointByIP(ip string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, ep := range s.endpoints {
-		if epIP(ep) == ip {
+		if ep.IP() == ip {
 			s.drop(id)
 		}
 	}
@@ -263,14 +263,14 @@ func (s *Sim) CreateEndpoint(networkID string, ep *hns.Endpoint) (*hns.Endpoint,
 	if net == nil {
 		return nil, fmt.Errorf("network %s: %w", networkID, hns.ErrNotFound)
 	}
-	ip := epIP(ep)
+	ip := ep.IP()
 	if _, err := netip.ParseAddr(ip); err != nil {
 		return nil, fmt.Errorf("endpoint IP %q: %v", ip, err)
 	}
 	if _, dup := s.byIP[networkID+"|"+ip]; dup {
 		return nil, fmt.Errorf("an endpoint with IP %s already exists (the code HNS returns is not modelled)", ip)
 	}
-	if net.IsOverlay() && ep.Flags&hns.EndpointFlagRemote != 0 && providerAddress(ep) == "" {
+	if net.IsOverlay() && ep.Flags&hns.EndpointFlagRemote != 0 && ep.ProviderAddress() == "" {
 		return nil, fmt.Errorf("remote endpoint %s on overlay network %s has no ProviderAddress policy", ip, net.Name)
 	}
 	c := clone(ep)
@@ -300,24 +300,15 @@ func (s *Sim) DeleteEndpoint(id string) error {
 
 func (s *Sim) store(ep *hns.Endpoint) {
 	s.endpoints[ep.ID] = ep
-	s.byIP[ep.HostComputeNetwork+"|"+epIP(ep)] = ep.ID
+	s.byIP[ep.HostComputeNetwork+"|"+ep.IP()] = ep.ID
 }
 
 func (s *Sim) drop(id string) {
 	if ep, ok := s.endpoints[id]; ok {
-		delete(s.byIP, ep.HostComputeNetwork+"|"+epIP(ep))
+		delete(s.byIP, ep.HostComputeNetwork+"|"+ep.IP())
 		delete(s.endpoints, id)
 	}
 }
-
-func epIP(ep *hns.Endpoint) string {
-	if len(ep.IPConfigurations) == 0 {
-		return ""
-	}
-	return ep.IPConfigurations[0].IPAddress
-}
-
-func providerAddress(ep *hns.Endpoint) string { return ep.ProviderAddress() }
 
 func clone(ep *hns.Endpoint) *hns.Endpoint {
 	c := *ep
