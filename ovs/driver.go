@@ -334,15 +334,15 @@ func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
 // another flow with the same match is (two Services with one frontend).
 func (d *Driver) reportShadowed() {
 	for c, w := range d.model.st.Shadowed() {
-		lost, won := d.model.st.flows[c], d.model.st.flows[w]
-		if lost == nil || won == nil {
+		if d.model.st.flows[c] == nil || d.model.st.flows[w] == nil {
 			continue
 		}
 		n, _ := d.model.servicePortOf(c)
 		if d.problems.Report(dataplanes.Problem{ServicePort: n, Reason: "FrontendConflict",
 			Message: fmt.Sprintf("another Service has the same frontend (address, protocol and port): its flow is installed, this one's is not (flow %#x)", c)}) {
+			lost, won := d.model.st.flowOf(c, nil), d.model.st.flowOf(w, nil)
 			klog.InfoS("Two flows have one match and only one can be in OVS: the other service port's frontend is kept",
-				"installed", won.flow.Text(), "notInstalled", lost.flow.Text())
+				"installed", won.Text(), "notInstalled", lost.Text())
 		}
 	}
 }

@@ -167,9 +167,9 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 	br2 := ofconn.NewMemBridge()
 	newMemDriver(t, br2, memCluster()).mustSync()
 	var old *of.Flow
-	for _, e := range md.m.st.flows {
-		if strings.Contains(e.flow.Text(), "nw_dst=10.96.0.10,") && e.flow.Table == 6 {
-			old = &of.Flow{Table: e.flow.Table, Priority: e.flow.Priority, Match: e.flow.Match, Goto: -1, Actions: []of.Action{of.Output(9)}}
+	for c := range md.m.st.flows {
+		if f := md.m.st.flowOf(c, nil); strings.Contains(f.Text(), "nw_dst=10.96.0.10,") && f.Table == 6 {
+			old = &of.Flow{Table: f.Table, Priority: f.Priority, Match: f.Match, Goto: -1, Actions: []of.Action{of.Output(9)}}
 		}
 	}
 	if err := br2.Apply(&ofconn.Batch{FlowAdds: []*of.Flow{old}}); err != nil {
@@ -229,8 +229,8 @@ func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 	probe := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
 	probe.mustSync()
 	frontend := func(ip string) uint64 {
-		for c, e := range probe.m.st.flows {
-			if strings.Contains(e.flow.Text(), "nw_dst="+ip+",") && e.flow.Table == 6 {
+		for c := range probe.m.st.flows {
+			if f := probe.m.st.flowOf(c, nil); strings.Contains(f.Text(), "nw_dst="+ip+",") && f.Table == 6 {
 				return c
 			}
 		}

@@ -118,9 +118,10 @@ func desiredDump(st *state) string {
 		text     string
 	}
 	var flows []line
-	for c, e := range st.flows {
+	for c := range st.flows {
 		if st.shadowed[c] == 0 {
-			flows = append(flows, line{e.flow.Table, e.flow.Priority, ofconn.FlowDumpText(e.flow)})
+			f := st.flowOf(c, nil)
+			flows = append(flows, line{f.Table, f.Priority, ofconn.FlowDumpText(f)})
 		}
 	}
 	slices.SortFunc(flows, func(a, b line) int {

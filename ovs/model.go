@@ -20,7 +20,9 @@ import (
 // (state), and the host's side (host). It is pure: the driver adds the
 // connections, render adds nothing.
 type model struct {
-	cfg     pipeline.Config
+	// cfg is replaced, never changed, when the node or the bridge's ports
+	// change: what was rendered with the old one renders again with it.
+	cfg     *pipeline.Config
 	nodeIPs []netip.Addr // from --ovs-node-ips; empty: the graph's node IPs
 	overlay bool
 	st      *state
@@ -34,7 +36,7 @@ type model struct {
 
 func newModel(cfg pipeline.Config, overlay bool) *model {
 	m := &model{
-		cfg:     cfg,
+		cfg:     &cfg,
 		nodeIPs: cfg.NodeIPs,
 		overlay: overlay,
 		st:      newState(),
@@ -50,7 +52,7 @@ func newModel(cfg pipeline.Config, overlay bool) *model {
 }
 
 func (m *model) refreshStatic() {
-	m.st.setOwner("static", pipeline.StaticFlows(&m.cfg), nil)
+	m.st.setOwner("static", pipeline.StaticFlows(m.cfg), nil, nil)
 }
 
 // setNode takes the node's IPs (unless configured) and pod CIDRs. What
@@ -65,7 +67,9 @@ func (m *model) setNode(n graph.Node) {
 	if slices.Equal(ips, m.cfg.NodeIPs) && slices.Equal(n.PodCIDRs, m.cfg.PodCIDRs) {
 		return
 	}
-	m.cfg.NodeIPs, m.cfg.PodCIDRs = ips, slices.Clone(n.PodCIDRs)
+	cfg := *m.cfg
+	cfg.NodeIPs, cfg.PodCIDRs = ips, slices.Clone(n.PodCIDRs)
+	m.cfg = &cfg
 	m.host.setNodeIPs(ips, m.sps)
 	m.refreshAll()
 }
@@ -77,7 +81,7 @@ func (m *model) refreshAll() {
 		m.setServicePort(sp)
 	}
 	for _, p := range m.pods {
-		m.st.setOwner(podOwner(p.Port), pipeline.PodFlows(&m.cfg, p), nil)
+		m.st.setOwner(podOwner(p.Port), pipeline.PodFlows(m.cfg, p), nil, nil)
 	}
 	for _, p := range m.peers {
 		m.setPeer(p)
@@ -87,7 +91,9 @@ func (m *model) refreshAll() {
 // setPorts takes the bridge's ports: the gateway, the tunnel and the pods.
 func (m *model) setPorts(bp bridgePorts) {
 	if bp.gatewayPort != m.cfg.GatewayPort || !equalMAC(bp.gatewayMAC, m.cfg.GatewayMAC) || bp.tunnelPort != m.cfg.TunnelPort {
-		m.cfg.GatewayPort, m.cfg.GatewayMAC, m.cfg.TunnelPort = bp.gatewayPort, bp.gatewayMAC, bp.tunnelPort
+		cfg := *m.cfg
+		cfg.GatewayPort, cfg.GatewayMAC, cfg.TunnelPort = bp.gatewayPort, bp.gatewayMAC, bp.tunnelPort
+		m.cfg = &cfg
 		m.refreshAll()
 	}
 	seen := map[uint32]bool{}
@@ -95,7 +101,7 @@ func (m *model) setPorts(bp bridgePorts) {
 		p := pp.Pod
 		seen[p.Port] = true
 		m.pods[p.Port] = p
-		m.st.setOwner(podOwner(p.Port), pipeline.PodFlows(&m.cfg, p), nil)
+		m.st.setOwner(podOwner(p.Port), pipeline.PodFlows(m.cfg, p), nil, nil)
 	}
 	for port := range m.pods {
 		if !seen[port] {
@@ -113,7 +119,7 @@ func equalMAC(a, b net.HardwareAddr) bool { return a.String() == b.String() }
 // mode; the host does it in routed mode).
 func (m *model) setPeer(n graph.Node) {
 	m.peers[n.Name] = n
-	m.st.setOwner("peer/"+n.Name, pipeline.PeerFlows(&m.cfg, m.tunnelPeer(n)), nil)
+	m.st.setOwner("peer/"+n.Name, pipeline.PeerFlows(m.cfg, m.tunnelPeer(n)), nil, nil)
 }
 
 func (m *model) removePeer(name string) {
@@ -155,15 +161,18 @@ func (m *model) servicePortOfOwner(owner string) (graph.ServicePortName, bool) {
 func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 	owner := spOwner(sp.Name)
 	old := m.sps[sp.Name]
-	res := pipeline.ServiceFlows(&m.cfg, sp, func(slot string) uint32 {
-		return m.st.alloc.id(owner, slot)
-	})
+	cfg := m.cfg
+	ids := func(slot string) uint32 { return m.st.alloc.id(owner, slot) }
+	res := pipeline.ServiceFlows(cfg, sp, ids)
 	keep := map[uint32]bool{}
 	for _, g := range res.Groups {
 		keep[g.ID] = true
 	}
 	m.st.alloc.keepOnly(owner, keep)
-	m.st.setOwner(owner, append(append([]*of.Flow{}, res.Flows...), res.Endpoints...), res.Groups)
+	// The same configuration, service port and group IDs render the same
+	// flows (the owner's slots stay until it is set again).
+	again := func() []*of.Flow { return pipeline.ServiceFlows(cfg, sp, ids).AllFlows() }
+	m.st.setOwner(owner, res.AllFlows(), res.Groups, again)
 	m.host.replace(old, sp)
 	m.sps[sp.Name] = sp
 	if res.AffinityClamped {
@@ -288,8 +297,11 @@ func (m *model) render(w io.Writer) error {
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
 	var flows []*of.Flow
-	for _, e := range m.st.flows {
-		flows = append(flows, e.flow)
+	rendered := map[string][]*of.Flow{}
+	for c := range m.st.flows {
+		if f := m.st.flowOf(c, rendered); f != nil {
+			flows = append(flows, f)
+		}
 	}
 	sort.Slice(flows, func(i, j int) bool {
 		a, b := flows[i], flows[j]

@@ -1,6 +1,7 @@
 package ovs
 
 import (
+	"maps"
 	"net/netip"
 	"testing"
 
@@ -30,8 +31,8 @@ func TestFlowsWithOneMatchInstallOneStably(t *testing.T) {
 	}
 
 	s := newState()
-	s.setOwner("sp/a", []*of.Flow{fa}, nil)
-	s.setOwner("sp/b", []*of.Flow{fb}, nil)
+	s.setOwner("sp/a", []*of.Flow{fa}, nil, nil)
+	s.setOwner("sp/b", []*of.Flow{fb}, nil, nil)
 	b := s.pending()
 	if len(b.FlowAdds) != 1 || b.FlowAdds[0].Cookie() != winner.Cookie() || len(b.FlowDeletes) != 0 {
 		t.Fatalf("first commit: %d adds (cookie %x), %d deletes; want only %x", len(b.FlowAdds), cookieOf(b), len(b.FlowDeletes), winner.Cookie())
@@ -86,7 +87,7 @@ func TestAdoptComparesOnlyDifferences(t *testing.T) {
 	f1, f2 := flow(1), flow(2)
 	g1, g2 := group(0x80000001, 1), group(0x80000002, 2)
 	s := newState()
-	s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2})
+	s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2}, nil)
 	s.pending()
 	s.committed()
 
@@ -200,12 +201,12 @@ func TestCookieCollisionIsLeftOutAndSaid(t *testing.T) {
 	s := newState()
 	const forced = of.CookieTag | 0x1234
 	s.cookieOf = func(f *of.Flow) uint64 { return forced } // every flow collides
-	s.setOwner("sp/a", []*of.Flow{a}, nil)
-	s.setOwner("sp/shared", []*of.Flow{aAgain}, nil) // the same flow again: no collision
+	s.setOwner("sp/a", []*of.Flow{a}, nil, nil)
+	s.setOwner("sp/shared", []*of.Flow{aAgain}, nil, nil) // the same flow again: no collision
 	if got := s.takeCollided(); len(got) != 0 {
 		t.Fatalf("the same flow twice reported as a collision: %+v", got)
 	}
-	s.setOwner("sp/b", []*of.Flow{b}, nil)
+	s.setOwner("sp/b", []*of.Flow{b}, nil, nil)
 	got := s.takeCollided()
 	if c, ok := got[forced]; !ok || c.owner != "sp/b" || c.lost != b || c.kept != a {
 		t.Fatalf("collisions = %+v; want sp/b's flow left out for sp/a's", got)
@@ -219,5 +220,59 @@ func TestCookieCollisionIsLeftOutAndSaid(t *testing.T) {
 	}
 	if e := s.flows[forced]; e.refs != 2 {
 		t.Fatalf("the installed flow has %d references, want 2 (sp/a and sp/shared, not sp/b)", e.refs)
+	}
+}
+
+// A committed flow of an owner that can render its flows again is not
+// kept, only its hashes: a repair renders the owner once and sends the
+// same flow; a flow two owners want is kept; an owner without a renderer
+// keeps its flows.
+func TestCommittedFlowsAreRenderedAgain(t *testing.T) {
+	flow := func(port uint16) *of.Flow {
+		return &of.Flow{Table: 6, Priority: 200, Goto: -1,
+			Match:   []of.Match{of.EthType(of.EthIPv4), of.IPProto(of.ProtoTCP), of.L4Dst{Proto: of.ProtoTCP, Port: port}},
+			Actions: []of.Action{of.Output(1)}}
+	}
+	renders := 0
+	again := func(ports ...uint16) func() []*of.Flow {
+		return func() []*of.Flow {
+			renders++
+			var out []*of.Flow
+			for _, p := range ports {
+				out = append(out, flow(p))
+			}
+			return out
+		}
+	}
+	s := newState()
+	s.setOwner("sp/a", []*of.Flow{flow(80), flow(81)}, nil, again(80, 81))
+	s.setOwner("sp/b", []*of.Flow{flow(90)}, nil, again(90))
+	s.setOwner("sp/c", []*of.Flow{flow(90)}, nil, again(90)) // sp/b's flow again: pinned
+	s.setOwner("static", []*of.Flow{flow(100)}, nil, nil)
+	if n := len(s.pending().FlowAdds); n != 4 || renders != 0 {
+		t.Fatalf("first commit: %d adds and %d renders, want 4 adds from the flows set, no render", n, renders)
+	}
+	s.committed()
+	kept := map[uint16]bool{}
+	for _, p := range []uint16{80, 81, 90, 100} {
+		kept[p] = s.flows[flow(p).Cookie()].flow != nil
+	}
+	if want := map[uint16]bool{80: false, 81: false, 90: true, 100: true}; !maps.Equal(kept, want) {
+		t.Fatalf("flows kept after the commit: %v, want %v", kept, want)
+	}
+
+	s.adopt(nil, nil) // the bridge lost everything
+	b := s.pending()
+	if len(b.FlowAdds) != 4 || renders != 1 {
+		t.Fatalf("repair: %d adds and %d renders, want 4 adds and sp/a rendered once", len(b.FlowAdds), renders)
+	}
+	for _, f := range b.FlowAdds {
+		if e := s.flows[f.Cookie()]; e == nil || e.identity != f.Identity() || e.sum != f.Sum() {
+			t.Errorf("repair sent %s, not a desired flow", f.Text())
+		}
+	}
+	s.committed()
+	if f := s.flowOf(flow(81).Cookie(), nil); f == nil || !f.Same(flow(81)) {
+		t.Errorf("flowOf(81) = %v, want the flow rendered again", f)
 	}
 }

@@ -84,6 +84,10 @@ func (f *Flow) Same(g *Flow) bool {
 	return f == g || f.sum == g.sum && f.identity == g.identity
 }
 
+// Sum is the 64-bit hash of the flow's whole encoding: with Identity, what
+// Same compares, for one who keeps the hashes and not the flow.
+func (f *Flow) Sum() uint64 { f.ensure(); return f.sum }
+
 // scratch holds buffers for encoding flows to hash them.
 var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 

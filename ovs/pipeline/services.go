@@ -26,6 +26,11 @@ type ServiceResult struct {
 	AffinityClamped bool
 }
 
+// AllFlows is the service port's flows and then its EndpointDNAT flows.
+func (r ServiceResult) AllFlows() []*of.Flow {
+	return append(append(make([]*of.Flow, 0, len(r.Flows)+len(r.Endpoints)), r.Flows...), r.Endpoints...)
+}
+
 // GroupIDs hands out the group ID of one of a service port's endpoint
 // lists, by slot ("IPv4/internal", "IPv6/external", ...). The driver keeps
 // an ID for as long as the slot exists, so a changed endpoint list is one
