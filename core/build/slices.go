@@ -31,7 +31,7 @@ type portKey struct {
 type sliceEndpoint struct {
 	ip        netip.Addr
 	node      string
-	zone      string
+	place     graph.Place
 	ready     bool
 	serving   bool
 	terminate bool
@@ -73,7 +73,7 @@ func collectEndpoints(sl []*object.EndpointSlice, node string, opts Options, out
 			for _, e := range eps {
 				list = append(list, candidate{
 					ep: graph.Endpoint{
-						IP: e.ip, Port: port, Node: e.node, Zone: e.zone, Local: node != "" && e.node == node,
+						IP: e.ip, Port: port, Place: e.place, Local: node != "" && e.node == node,
 						Ready: e.ready, Serving: e.serving, Terminating: e.terminate,
 					},
 					zoneHints: e.zoneHints,
@@ -145,7 +145,7 @@ func validSliceEndpoints(s *object.EndpointSlice, rej *rejections) []sliceEndpoi
 			continue
 		}
 		se := sliceEndpoint{
-			ip: ip, node: e.NodeName(), zone: e.Zone(),
+			ip: ip, node: e.NodeName(), place: graph.PlaceOf(e.NodeName(), e.Zone()),
 			ready: e.Ready, serving: e.Serving, terminate: e.Terminating,
 		}
 		if e.Hints != nil {

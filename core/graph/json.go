@@ -7,6 +7,35 @@ import (
 	"strings"
 )
 
+// endpointJSON is the JSON shape of an endpoint.
+type endpointJSON struct {
+	IP          netip.Addr `json:"ip"`
+	Port        uint16     `json:"port"`
+	Node        string     `json:"node,omitempty"`
+	Zone        string     `json:"zone,omitempty"`
+	Local       bool       `json:"local"`
+	Ready       bool       `json:"ready"`
+	Serving     bool       `json:"serving"`
+	Terminating bool       `json:"terminating"`
+}
+
+// MarshalJSON writes the endpoint as endpointJSON.
+func (e Endpoint) MarshalJSON() ([]byte, error) {
+	return json.Marshal(endpointJSON{IP: e.IP, Port: e.Port, Node: e.Node(), Zone: e.Zone(),
+		Local: e.Local, Ready: e.Ready, Serving: e.Serving, Terminating: e.Terminating})
+}
+
+// UnmarshalJSON reads an endpointJSON.
+func (e *Endpoint) UnmarshalJSON(b []byte) error {
+	var j endpointJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = Endpoint{IP: j.IP, Port: j.Port, Place: PlaceOf(j.Node, j.Zone),
+		Local: j.Local, Ready: j.Ready, Serving: j.Serving, Terminating: j.Terminating}
+	return nil
+}
+
 // servicePortJSON is the documented JSON shape of a service port (see
 // docs/graph-json.md). Lists are never null, so the output is stable.
 type servicePortJSON struct {

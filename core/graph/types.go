@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"net/netip"
+	"unique"
 )
 
 // Protocol is a service port's transport protocol.
@@ -60,16 +61,55 @@ type SessionAffinity struct {
 	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
 }
 
-// Endpoint is one backend of a service port.
+// Endpoint is one backend of a service port. Endpoints compare with ==.
+// (Its JSON: endpointJSON.)
 type Endpoint struct {
-	IP          netip.Addr `json:"ip"`
-	Port        uint16     `json:"port"`
-	Node        string     `json:"node,omitempty"`
-	Zone        string     `json:"zone,omitempty"`
-	Local       bool       `json:"local"`
-	Ready       bool       `json:"ready"`
-	Serving     bool       `json:"serving"`
-	Terminating bool       `json:"terminating"`
+	IP          netip.Addr
+	Port        uint16
+	Local       bool
+	Ready       bool
+	Serving     bool
+	Terminating bool
+	// Place is the endpoint's node and zone (Node, Zone).
+	Place Place
+}
+
+// Node is the endpoint's node ("" when unset).
+func (e Endpoint) Node() string { return e.Place.Node() }
+
+// Zone is the endpoint's zone ("" when unset).
+func (e Endpoint) Zone() string { return e.Place.Zone() }
+
+// Place is a node and a zone, each pair kept once (a unique.Handle): an
+// endpoint carries one word for them instead of two strings, and two
+// places compare with == (at 10k Services the graph's endpoints were ~8 of
+// a ~60 MiB heap, 72 bytes each; 40 with a Place).
+type Place struct{ h unique.Handle[place] }
+
+type place struct{ node, zone string }
+
+// PlaceOf is the place of a node and zone ("" when unset).
+func PlaceOf(node, zone string) Place {
+	if node == "" && zone == "" {
+		return Place{}
+	}
+	return Place{unique.Make(place{node, zone})}
+}
+
+// Node is the place's node ("" when unset).
+func (p Place) Node() string {
+	if p == (Place{}) {
+		return ""
+	}
+	return p.h.Value().node
+}
+
+// Zone is the place's zone ("" when unset).
+func (p Place) Zone() string {
+	if p == (Place{}) {
+		return ""
+	}
+	return p.h.Value().zone
 }
 
 // AddrPort is the endpoint's IP and port.
