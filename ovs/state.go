@@ -21,10 +21,11 @@ type state struct {
 
 	installedFlows  map[uint64]bool
 	installedGroups map[uint32]uint64 // id -> content signature
-	// flowIdentity remembers table, priority and match of the flows this
-	// process installed: a flow replaced by one with the same identity
-	// needs no delete. (Adopted flows have no known identity.)
-	flowIdentity map[uint64]uint64
+	// departed holds the identity (table, priority and match) of flows
+	// this process installed and no longer wants, until the next commit:
+	// a flow replaced by one with the same identity needs no delete.
+	// (Adopted flows have no known identity.)
+	departed map[uint64]uint64
 
 	touchedFlows  map[uint64]bool
 	touchedGroups map[uint32]bool
@@ -63,7 +64,10 @@ type flowEntry struct {
 	flow          *of.Flow
 	owner         string // the one owner that wants it; "" when pinned
 	identity, sum uint64
-	refs          int
+	refs          int32
+	// ours: this process installed it (its identity is the installed
+	// flow's).
+	ours bool
 }
 
 type groupEntry struct {
@@ -86,7 +90,7 @@ func newState() *state {
 		owners:          map[string]*owned{},
 		installedFlows:  map[uint64]bool{},
 		installedGroups: map[uint32]uint64{},
-		flowIdentity:    map[uint64]uint64{},
+		departed:        map[uint64]uint64{},
 		touchedFlows:    map[uint64]bool{},
 		touchedGroups:   map[uint32]bool{},
 		identities:      map[uint64][]uint64{},
@@ -159,6 +163,9 @@ func (s *state) release(old *owned, keepGroups []uint32) {
 		if e.refs == 0 {
 			delete(s.flows, c)
 			s.touchedFlows[c] = true
+			if e.ours {
+				s.departed[c] = e.identity
+			}
 			id := e.identity
 			if rest := slices.DeleteFunc(s.identities[id], func(x uint64) bool { return x == c }); len(rest) > 0 {
 				s.identities[id] = rest
@@ -317,7 +324,7 @@ func (s *state) pending() *ofconn.Batch {
 	}
 	for c := range s.touchedFlows {
 		if s.flows[c] == nil && s.installedFlows[c] {
-			if id, ok := s.flowIdentity[c]; ok && added[id] {
+			if id, ok := s.departed[c]; ok && added[id] {
 				continue // the add with the same match replaces it
 			}
 			b.FlowDeletes = append(b.FlowDeletes, ofconn.CookieMatch{Cookie: c, Mask: ^uint64(0)})
@@ -345,12 +352,14 @@ func (s *state) committed() {
 		if e != nil && e.owner != "" && s.owners[e.owner].again != nil {
 			e.flow = nil // rendered again when needed
 		}
+		delete(s.departed, c)
 		if e != nil && s.shadowed[c] == 0 {
-			s.installedFlows[c] = true
-			s.flowIdentity[c] = e.identity
+			s.installedFlows[c], e.ours = true, true
 		} else {
 			delete(s.installedFlows, c)
-			delete(s.flowIdentity, c)
+			if e != nil {
+				e.ours = false
+			}
 		}
 	}
 	for id := range s.touchedGroups {
