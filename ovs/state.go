@@ -2,7 +2,6 @@ package ovs
 
 import (
 	"fmt"
-	"slices"
 
 	"k8s.io/klog/v2"
 
@@ -30,13 +29,7 @@ type state struct {
 	touchedFlows  map[uint64]bool
 	touchedGroups map[uint32]bool
 
-	// identities indexes the desired flows by identity (table, priority,
-	// match). Two desired flows with one identity (two Services claiming
-	// one frontend, which only a file source lets through) cannot both be
-	// in OVS: the one with the lower cookie is installed, the other is
-	// shadowed and reported, so the choice is stable across resyncs
-	// instead of the later add replacing the earlier one every time.
-	identities map[uint64][]uint64
+	identities identityIndex
 	shadowed   map[uint64]uint64 // cookie -> the cookie installed in its place
 
 	// collided holds flows left out because another, different flow
@@ -93,7 +86,7 @@ func newState() *state {
 		departed:        map[uint64]uint64{},
 		touchedFlows:    map[uint64]bool{},
 		touchedGroups:   map[uint32]bool{},
-		identities:      map[uint64][]uint64{},
+		identities:      newIdentityIndex(),
 		shadowed:        map[uint64]uint64{},
 		collided:        map[uint64]collision{},
 		cookieOf:        (*of.Flow).Cookie,
@@ -119,7 +112,7 @@ func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group, again
 			e = &flowEntry{flow: f, owner: key, identity: f.Identity(), sum: f.Sum()}
 			s.flows[c] = e
 			s.touchedFlows[c] = true
-			s.identities[e.identity] = append(s.identities[e.identity], c)
+			s.identities.add(e.identity, c)
 			s.touchIdentity(e.identity)
 		case e.owner != key:
 			if e.flow == nil {
@@ -167,11 +160,8 @@ func (s *state) release(old *owned, keepGroups []uint32) {
 				s.departed[c] = e.identity
 			}
 			id := e.identity
-			if rest := slices.DeleteFunc(s.identities[id], func(x uint64) bool { return x == c }); len(rest) > 0 {
-				s.identities[id] = rest
+			if s.identities.remove(id, c) {
 				s.touchIdentity(id) // a shadowed flow may now be the one to install
-			} else {
-				delete(s.identities, id)
 			}
 		}
 	}
@@ -217,13 +207,11 @@ func (s *state) flowOf(c uint64, rendered map[string][]*of.Flow) *of.Flow {
 
 // touchIdentity marks every desired flow of an identity for comparison.
 func (s *state) touchIdentity(id uint64) {
-	for _, c := range s.identities[id] {
-		s.touchedFlows[c] = true
-	}
+	s.identities.each(id, func(c uint64) { s.touchedFlows[c] = true })
 }
 
 // winner is the desired flow installed for an identity: the lowest cookie.
-func (s *state) winner(id uint64) uint64 { return slices.Min(s.identities[id]) }
+func (s *state) winner(id uint64) uint64 { return s.identities.winner(id) }
 
 // Shadowed lists the desired flows not installed because another with the
 // same identity is, as cookie -> the installed one's cookie.
