@@ -143,7 +143,7 @@ func desiredDump(st *state) string {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		sb.WriteString(ofconn.GroupDumpText(st.groups[id].group) + "\n")
+		sb.WriteString(ofconn.GroupDumpText(st.groupOf(id, nil)) + "\n")
 	}
 	return sb.String()
 }

@@ -171,7 +171,10 @@ func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 	m.st.alloc.keepOnly(owner, keep)
 	// The same configuration, service port and group IDs render the same
 	// flows (the owner's slots stay until it is set again).
-	again := func() []*of.Flow { return pipeline.ServiceFlows(cfg, sp, ids).AllFlows() }
+	again := func() rendering {
+		r := pipeline.ServiceFlows(cfg, sp, ids)
+		return rendering{r.AllFlows(), r.Groups}
+	}
 	m.st.setOwner(owner, res.AllFlows(), res.Groups, again)
 	m.host.replace(old, sp)
 	m.sps[sp.Name] = sp
@@ -292,12 +295,14 @@ func (m *model) apply(d graph.Delta) []graph.Endpoint {
 // "# flows", then the flows (`add-flows`).
 func (m *model) render(w io.Writer) error {
 	var groups []*of.Group
-	for _, e := range m.st.groups {
-		groups = append(groups, e.group)
+	rendered := map[string]rendering{}
+	for id := range m.st.groups {
+		if g := m.st.groupOf(id, rendered); g != nil {
+			groups = append(groups, g)
+		}
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
 	var flows []*of.Flow
-	rendered := map[string][]*of.Flow{}
 	for c := range m.st.flows {
 		if f := m.st.flowOf(c, rendered); f != nil {
 			flows = append(flows, f)

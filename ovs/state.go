@@ -1,10 +1,6 @@
 package ovs
 
 import (
-	"fmt"
-
-	"k8s.io/klog/v2"
-
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
@@ -49,10 +45,9 @@ type collision struct {
 }
 
 // flowEntry is one desired flow. Its flow is kept until it is committed;
-// then, when a single owner wants it and can render its flows again, only
-// the flow's hashes stay and the flow is rendered again when a message or
-// a report needs it (flowOf): at 10k Services the kept flows were ~7 MiB
-// of a ~60 MiB heap. A flow two owners want is kept (pinned).
+// then, when a single owner wants it and can render what it wants again,
+// only the flow's hashes stay (see again.go). A flow two owners want is
+// kept (pinned).
 type flowEntry struct {
 	flow          *of.Flow
 	owner         string // the one owner that wants it; "" when pinned
@@ -63,17 +58,20 @@ type flowEntry struct {
 	ours bool
 }
 
+// groupEntry is one desired group; like a flow's, its group is kept until
+// it is committed when its owner can render it again.
 type groupEntry struct {
 	group *of.Group
+	owner string
 	sig   uint64
 }
 
 type owned struct {
 	flows  []uint64
 	groups []uint32
-	// again renders the owner's flows again, as they were set; nil: the
-	// owner's flows are kept.
-	again func() []*of.Flow
+	// again renders what the owner wants again, as it was set; nil: the
+	// owner's flows and groups are kept.
+	again func() rendering
 }
 
 func newState() *state {
@@ -96,8 +94,8 @@ func newState() *state {
 
 // setOwner replaces everything an owner wants. Groups are the owner's
 // alone; flows may be shared with other owners. again, if not nil,
-// renders the same flows again (see flowEntry).
-func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group, again func() []*of.Flow) {
+// renders the same flows and groups again (see again.go).
+func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group, again func() rendering) {
 	old := s.owners[key]
 	next := &owned{again: again}
 	for _, f := range flows {
@@ -126,7 +124,7 @@ func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group, again
 	for _, g := range groups {
 		sig := groupSignature(g.BucketIDs())
 		if e := s.groups[g.ID]; e == nil || e.sig != sig {
-			s.groups[g.ID] = &groupEntry{group: g, sig: sig}
+			s.groups[g.ID] = &groupEntry{group: g, owner: key, sig: sig}
 			s.touchedGroups[g.ID] = true
 		}
 		next.groups = append(next.groups, g.ID)
@@ -175,34 +173,6 @@ func (s *state) release(old *owned, keepGroups []uint32) {
 			s.touchedGroups[id] = true
 		}
 	}
-}
-
-// flowOf returns the desired flow with cookie c (nil if none), rendering
-// its owner's flows again when the entry no longer keeps it; rendered, if
-// not nil, keeps what was rendered by owner for the next calls.
-func (s *state) flowOf(c uint64, rendered map[string][]*of.Flow) *of.Flow {
-	e := s.flows[c]
-	if e == nil {
-		return nil
-	}
-	if e.flow != nil {
-		return e.flow
-	}
-	flows, ok := rendered[e.owner]
-	if !ok {
-		flows = s.owners[e.owner].again()
-		if rendered != nil {
-			rendered[e.owner] = flows
-		}
-	}
-	for _, f := range flows {
-		if s.cookieOf(f) == c {
-			return f
-		}
-	}
-	// Only a renderer that does not render what it was set with gets here.
-	klog.ErrorS(nil, "A flow is not rendered again by its owner: it is left out", "owner", e.owner, "cookie", fmt.Sprintf("%#x", c))
-	return nil
 }
 
 // touchIdentity marks every desired flow of an identity for comparison.
@@ -290,7 +260,7 @@ func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
 func (s *state) pending() *ofconn.Batch {
 	b := &ofconn.Batch{}
 	added := map[uint64]bool{}
-	rendered := map[string][]*of.Flow{}
+	rendered := map[string]rendering{}
 	for c := range s.touchedFlows {
 		e := s.flows[c]
 		if e == nil {
@@ -323,9 +293,13 @@ func (s *state) pending() *ofconn.Batch {
 		inst, installed := s.installedGroups[id]
 		switch {
 		case e != nil && !installed:
-			b.GroupAdds = append(b.GroupAdds, e.group)
+			if g := s.groupOf(id, rendered); g != nil {
+				b.GroupAdds = append(b.GroupAdds, g)
+			}
 		case e != nil && inst != e.sig:
-			b.GroupModifies = append(b.GroupModifies, e.group)
+			if g := s.groupOf(id, rendered); g != nil {
+				b.GroupModifies = append(b.GroupModifies, g)
+			}
 		case e == nil && installed:
 			b.GroupDeletes = append(b.GroupDeletes, id)
 		}
@@ -337,8 +311,8 @@ func (s *state) pending() *ofconn.Batch {
 func (s *state) committed() {
 	for c := range s.touchedFlows {
 		e := s.flows[c]
-		if e != nil && e.owner != "" && s.owners[e.owner].again != nil {
-			e.flow = nil // rendered again when needed
+		if e != nil && s.rendersAgain(e.owner) {
+			e.flow = nil
 		}
 		delete(s.departed, c)
 		if e != nil && s.shadowed[c] == 0 {
@@ -352,6 +326,9 @@ func (s *state) committed() {
 	}
 	for id := range s.touchedGroups {
 		if e := s.groups[id]; e != nil {
+			if s.rendersAgain(e.owner) {
+				e.group = nil
+			}
 			s.installedGroups[id] = e.sig
 		} else {
 			delete(s.installedGroups, id)

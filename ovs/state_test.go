@@ -223,34 +223,40 @@ func TestCookieCollisionIsLeftOutAndSaid(t *testing.T) {
 	}
 }
 
-// A committed flow of an owner that can render its flows again is not
+// A committed flow or group of an owner that can render them again is not
 // kept, only its hashes: a repair renders the owner once and sends the
-// same flow; a flow two owners want is kept; an owner without a renderer
-// keeps its flows.
-func TestCommittedFlowsAreRenderedAgain(t *testing.T) {
+// same flows and groups; a flow two owners want is kept; an owner without
+// a renderer keeps its flows.
+func TestCommittedFlowsAndGroupsAreRenderedAgain(t *testing.T) {
 	flow := func(port uint16) *of.Flow {
 		return &of.Flow{Table: 6, Priority: 200, Goto: -1,
 			Match:   []of.Match{of.EthType(of.EthIPv4), of.IPProto(of.ProtoTCP), of.L4Dst{Proto: of.ProtoTCP, Port: port}},
 			Actions: []of.Action{of.Output(1)}}
 	}
+	group := func(id uint32) *of.Group {
+		return &of.Group{ID: id, Buckets: of.BucketList{{of.Output(1)}, {of.Output(id & 0xff)}}}
+	}
 	renders := 0
-	again := func(ports ...uint16) func() []*of.Flow {
-		return func() []*of.Flow {
+	again := func(gid uint32, ports ...uint16) func() rendering {
+		return func() rendering {
 			renders++
-			var out []*of.Flow
+			var r rendering
 			for _, p := range ports {
-				out = append(out, flow(p))
+				r.flows = append(r.flows, flow(p))
 			}
-			return out
+			if gid != 0 {
+				r.groups = []*of.Group{group(gid)}
+			}
+			return r
 		}
 	}
 	s := newState()
-	s.setOwner("sp/a", []*of.Flow{flow(80), flow(81)}, nil, again(80, 81))
-	s.setOwner("sp/b", []*of.Flow{flow(90)}, nil, again(90))
-	s.setOwner("sp/c", []*of.Flow{flow(90)}, nil, again(90)) // sp/b's flow again: pinned
+	s.setOwner("sp/a", []*of.Flow{flow(80), flow(81)}, []*of.Group{group(0x80000001)}, again(0x80000001, 80, 81))
+	s.setOwner("sp/b", []*of.Flow{flow(90)}, []*of.Group{group(0x80000002)}, again(0x80000002, 90))
+	s.setOwner("sp/c", []*of.Flow{flow(90)}, nil, again(0, 90)) // sp/b's flow again: pinned
 	s.setOwner("static", []*of.Flow{flow(100)}, nil, nil)
-	if n := len(s.pending().FlowAdds); n != 4 || renders != 0 {
-		t.Fatalf("first commit: %d adds and %d renders, want 4 adds from the flows set, no render", n, renders)
+	if b := s.pending(); len(b.FlowAdds) != 4 || len(b.GroupAdds) != 2 || renders != 0 {
+		t.Fatalf("first commit: %d flow and %d group adds, %d renders; want 4 and 2 from what was set, no render", len(b.FlowAdds), len(b.GroupAdds), renders)
 	}
 	s.committed()
 	kept := map[uint16]bool{}
@@ -260,16 +266,31 @@ func TestCommittedFlowsAreRenderedAgain(t *testing.T) {
 	if want := map[uint16]bool{80: false, 81: false, 90: true, 100: true}; !maps.Equal(kept, want) {
 		t.Fatalf("flows kept after the commit: %v, want %v", kept, want)
 	}
+	if s.groups[0x80000001].group != nil || s.groups[0x80000002].group != nil {
+		t.Fatal("groups kept after the commit")
+	}
 
 	s.adopt(nil, nil) // the bridge lost everything
 	b := s.pending()
-	if len(b.FlowAdds) != 4 || renders != 1 {
-		t.Fatalf("repair: %d adds and %d renders, want 4 adds and sp/a rendered once", len(b.FlowAdds), renders)
+	if len(b.FlowAdds) != 4 || len(b.GroupAdds) != 2 || renders != 2 {
+		t.Fatalf("repair: %d flow and %d group adds, %d renders; want 4 and 2, sp/a and sp/b rendered once each", len(b.FlowAdds), len(b.GroupAdds), renders)
 	}
 	for _, f := range b.FlowAdds {
 		if e := s.flows[f.Cookie()]; e == nil || e.identity != f.Identity() || e.sum != f.Sum() {
 			t.Errorf("repair sent %s, not a desired flow", f.Text())
 		}
+	}
+	for _, g := range b.GroupAdds {
+		if e := s.groups[g.ID]; e == nil || e.sig != groupSignature(g.BucketIDs()) {
+			t.Errorf("repair sent %s, not a desired group", g.Text())
+		}
+	}
+	s.committed()
+
+	// A group changed behind the driver's back is modified back.
+	s.adopt(nil, []ofconn.GroupInfo{{ID: 0x80000001, BucketIDs: []uint32{1}}, {ID: 0x80000002, BucketIDs: group(0x80000002).BucketIDs()}})
+	if b := s.pending(); len(b.GroupModifies) != 1 || b.GroupModifies[0].ID != 0x80000001 || len(b.GroupAdds) != 0 {
+		t.Errorf("changed group: %d modifies (%v), %d adds; want group 0x80000001 modified", len(b.GroupModifies), b.GroupModifies, len(b.GroupAdds))
 	}
 	s.committed()
 	if f := s.flowOf(flow(81).Cookie(), nil); f == nil || !f.Same(flow(81)) {
