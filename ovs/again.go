@@ -15,7 +15,7 @@ import (
 // signature), and when a message or a report needs one (a repair after a
 // read-back, a modified group, a report of a shadowed flow) its owner
 // renders them again, once per owner per commit. At 10k Services the kept
-// flows and groups were ~9 MiB of a ~60 MiB heap.
+// flows and groups were ~8 MiB of a ~60 MiB heap.
 
 // rendering is what an owner wants, rendered again.
 type rendering struct {
