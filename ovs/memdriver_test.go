@@ -280,3 +280,55 @@ func TestRefusalNamesTheMessage(t *testing.T) {
 		t.Fatalf("%v, want the group modification refused as an unknown group", err)
 	}
 }
+
+// What the driver no longer keeps after a commit (a service port's flows
+// and groups, rendered again when needed) is rendered as it was set: a
+// bridge emptied behind the driver's back, after the pipeline's
+// configuration changed (another gateway port) and an endpoint changed,
+// is repaired to exactly what a fresh driver installs for the same state.
+func TestWipedBridgeIsRepairedFromWhatIsRenderedAgain(t *testing.T) {
+	gateway := func(md *memDriver) {
+		md.m.setPorts(bridgePorts{gatewayPort: 5, gatewayMAC: md.m.cfg.RouterMAC, tunnelPort: 2})
+	}
+	br := ofconn.NewMemBridge()
+	md := newMemDriver(t, br, memCluster())
+	md.mustSync()
+	gateway(md)
+	md.mustApply()
+	setEndpoints(md.tr, "web", "10.244.1.5", "10.244.1.99")
+	setEndpoints(md.tr, "sticky", "10.244.1.9", "10.244.1.98")
+	md.mustApply()
+
+	released := 0
+	for _, e := range md.m.st.flows {
+		if e.flow == nil {
+			released++
+		}
+	}
+	if released == 0 {
+		t.Fatal("no committed flow was released: the test would not render anything again")
+	}
+	wipe := &ofconn.Batch{FlowDeletes: []ofconn.CookieMatch{{Cookie: of.CookieTag, Mask: of.CookieTagMask}}}
+	for id := range md.m.st.groups {
+		wipe.GroupDeletes = append(wipe.GroupDeletes, id)
+	}
+	if err := br.Apply(wipe); err != nil {
+		t.Fatal(err)
+	}
+	before := br.Counts()
+	md.mustSync()
+	md.converged()
+	if got := mods(before, br.Counts()); got.GroupMods != len(wipe.GroupDeletes) {
+		t.Errorf("the repair sent %+v, want every group (%d) again", got, len(wipe.GroupDeletes))
+	}
+
+	fresh := ofconn.NewMemBridge()
+	other := newMemDriver(t, fresh, memCluster())
+	gateway(other)
+	setEndpoints(other.tr, "web", "10.244.1.5", "10.244.1.99")
+	setEndpoints(other.tr, "sticky", "10.244.1.9", "10.244.1.98")
+	other.mustSync()
+	if got, want := br.Dump(), fresh.Dump(); got != want {
+		t.Fatalf("the repaired bridge holds:\n%s\na fresh driver installs:\n%s", got, want)
+	}
+}
