@@ -74,6 +74,9 @@ func TestRestartAdoptsWithoutMods(t *testing.T) {
 	if got := mods(before, br.Counts()); got != (ofconn.MemCounts{}) {
 		t.Fatalf("the restarted driver sent %+v, want nothing", got)
 	}
+	if n := md.keptNeedlessly(); n != 0 {
+		t.Errorf("after adopting, %d flows and groups are kept that their service port renders again", n)
+	}
 	setEndpoints(md.tr, "web", "10.244.1.5")
 	md.mustApply()
 	if got := mods(before, br.Counts()); got != (ofconn.MemCounts{Bundles: 1, GroupMods: 1}) {
@@ -118,6 +121,23 @@ func TestFailedBundleIsRetriedToConvergence(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keptNeedlessly counts the committed flows and groups the state still
+// keeps though their owner renders them again (again.go).
+func (md *memDriver) keptNeedlessly() int {
+	st, n := md.m.st, 0
+	for _, e := range st.flows {
+		if e.flow != nil && st.rendersAgain(e.owner) {
+			n++
+		}
+	}
+	for _, e := range st.groups {
+		if e.group != nil && st.rendersAgain(e.owner) {
+			n++
+		}
+	}
+	return n
 }
 
 // groupsOf lists a service port's groups.
