@@ -3,6 +3,7 @@ package openflow
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -171,7 +172,7 @@ func (f *Flow) Text() string {
 // matches cookie under mask, in every table (no instructions: a delete
 // with instructions corrupts libOpenflow's framing).
 
-// Group is a select group whose buckets are tried with equal weight.
+// Group is a select group: each new connection takes one of its buckets.
 type Group struct {
 	ID      uint32
 	Buckets Buckets
@@ -181,6 +182,12 @@ type Group struct {
 	// sees flows learned by earlier connections at once, and gets its own
 	// pick, instead of riding an earlier connection's cached choice.
 	HashFields []HashField
+	// Key, when not 0, is a hash of everything the buckets are made of,
+	// given by the group's maker: two groups of one ID with the same Key
+	// have the same buckets, so a driver that kept the first one's bucket
+	// IDs need not encode the second's to know it unchanged (what a group
+	// of thousands of buckets costs).
+	Key uint64
 
 	// bucketIDs caches BucketIDs (a group is immutable once built; its
 	// buckets' text is otherwise rendered for every use).
@@ -195,6 +202,23 @@ type Buckets interface {
 	Len() int
 	// Bucket returns the actions of bucket i, new on each call.
 	Bucket(i int) []Action
+}
+
+// Weighted is implemented by Buckets whose buckets do not all have
+// DefaultWeight.
+type Weighted interface {
+	Weight(i int) uint16
+}
+
+// DefaultWeight is a bucket's weight unless its Buckets say otherwise.
+const DefaultWeight = 100
+
+// weight is bucket i's weight.
+func (g *Group) weight(i int) uint16 {
+	if w, ok := g.Buckets.(Weighted); ok {
+		return w.Weight(i)
+	}
+	return DefaultWeight
 }
 
 // BucketList is a literal list of buckets.
@@ -213,17 +237,42 @@ func (g *Group) nBuckets() int {
 	return g.Buckets.Len()
 }
 
-// BucketIDs are the IDs of the group's buckets, in order.
+// BucketIDs are the IDs of the group's buckets, in order: each a hash of
+// its actions (and weight), so the group's content can be told from its
+// bucket IDs alone. Two buckets whose hashes collide (with 31 bits, about
+// one group in 40 of 10 000 buckets has a pair) take the next free ID in
+// bucket order, so the IDs are unique, as OVS requires, and the same for
+// the same buckets.
 func (g *Group) BucketIDs() []uint32 {
 	if g.bucketIDs == nil {
-		ids := make([]uint32, g.nBuckets())
+		n := g.nBuckets()
+		ids := make([]uint32, n)
+		var taken map[uint32]bool
+		if n > smallGroup {
+			taken = make(map[uint32]bool, n)
+		}
 		for i := range ids {
-			ids[i] = BucketID(g.Buckets.Bucket(i))
+			id := BucketID(g.Buckets.Bucket(i), g.weight(i))
+			for taken[id] || taken == nil && slices.Contains(ids[:i], id) {
+				id = id%maxBucketID + 1
+			}
+			if taken != nil {
+				taken[id] = true
+			}
+			ids[i] = id
 		}
 		g.bucketIDs = ids
 	}
 	return g.bucketIDs
 }
+
+// smallGroup is the most buckets whose IDs are checked for duplicates by
+// scanning rather than with a set.
+const smallGroup = 32
+
+// maxBucketID is the largest bucket ID BucketID gives (31 bits, below
+// OpenFlow's reserved IDs).
+const maxBucketID = 0x7fffffff
 
 // HashField is one field of a select group's hash.
 type HashField string
@@ -253,20 +302,24 @@ func bucketText(acts []Action) string {
 	return strings.Join(s, ",")
 }
 
-// BucketID is a bucket's ID: a hash of its actions' encoding, so a
-// group's content can be told from its bucket IDs alone. Actions that
-// cannot be encoded get ID 0, which makes the group's message fail.
-func BucketID(acts []Action) uint32 {
+// BucketID is a bucket's ID: a hash of its actions' encoding, and of its
+// weight unless it is DefaultWeight (so the IDs of groups whose buckets
+// all have it did not change when weights came). Actions that cannot be
+// encoded get ID 0, which makes the group's message fail.
+func BucketID(acts []Action, weight uint16) uint32 {
 	buf := scratch.Get().(*[]byte)
 	defer scratch.Put(buf)
 	b, err := appendActions((*buf)[:0], acts)
 	if err != nil {
 		return 0
 	}
+	if weight != DefaultWeight {
+		b = append(b, byte(weight>>8), byte(weight))
+	}
 	*buf = b
 	h := fnv.New32a()
 	h.Write(b)
-	if id := h.Sum32() & 0x7fffffff; id != 0 {
+	if id := h.Sum32() & maxBucketID; id != 0 {
 		return id
 	}
 	return 1
@@ -284,7 +337,7 @@ func (g *Group) Text() string {
 		fmt.Fprintf(&b, ",selection_method=hash,fields(%s)", strings.Join(fs, ","))
 	}
 	for i, id := range g.BucketIDs() {
-		fmt.Fprintf(&b, ",bucket=bucket_id:%d,weight:100,actions=%s", id, bucketText(g.Buckets.Bucket(i)))
+		fmt.Fprintf(&b, ",bucket=bucket_id:%d,weight:%d,actions=%s", id, g.weight(i), bucketText(g.Buckets.Bucket(i)))
 	}
 	return b.String()
 }

@@ -360,7 +360,7 @@ func (g *Group) GroupMessage(command int) (*ofctrl.GroupBundleMessage, error) {
 				}
 				b.AddAction(oa)
 			}
-			b.AddProperty(openflow15.NewGroupBucketPropWeight(100))
+			b.AddProperty(openflow15.NewGroupBucketPropWeight(g.weight(i)))
 			og.AddBuckets(b)
 		}
 	}

@@ -73,7 +73,6 @@ var (
 	noBuffer      = uint32(0xffffffff)
 	anyPort       = uint32(openflow15.P_ANY)
 	allBuckets    = uint32(0xffffffff)
-	bucketWeight  = uint16(100)
 )
 
 func regFields(format string, n int) []oxm {
@@ -288,7 +287,7 @@ func (g *Group) AppendGroupMod(b []byte, command uint16, xid uint32) ([]byte, er
 		buckets := len(b)
 		for i, id := range g.BucketIDs() {
 			var err error
-			if b, err = appendBucket(b, id, g.Buckets.Bucket(i)); err != nil {
+			if b, err = appendBucket(b, id, g.weight(i), g.Buckets.Bucket(i)); err != nil {
 				return nil, fmt.Errorf("group %d: %w", g.ID, err)
 			}
 		}
@@ -303,7 +302,7 @@ func (g *Group) AppendGroupMod(b []byte, command uint16, xid uint32) ([]byte, er
 	return endMessage(b, start), nil
 }
 
-func appendBucket(b []byte, id uint32, acts []Action) ([]byte, error) {
+func appendBucket(b []byte, id uint32, weight uint16, acts []Action) ([]byte, error) {
 	start := len(b)
 	b = be16(b, 0)
 	b = be16(b, 0)
@@ -316,7 +315,7 @@ func appendBucket(b []byte, id uint32, acts []Action) ([]byte, error) {
 	// weight property
 	b = be16(b, openflow15.GBPT_WEIGHT)
 	b = be16(b, 8)
-	b = be16(b, bucketWeight)
+	b = be16(b, weight)
 	b = be16(b, 0)
 	putLen(b, start, 0)
 	return b, nil

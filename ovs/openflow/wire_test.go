@@ -171,6 +171,8 @@ func TestWireMessagesLibOpenflow(t *testing.T) {
 		{ID: 0x80000002, HashFields: []HashField{HashIPSrc, HashIPDst, HashTCPSrc, HashTCPDst}, Buckets: BucketList{{CT{Zone: 7, Table: -1, NAT: nats[0]}}}},
 		{ID: 0x80000003, HashFields: []HashField{HashIPv6Src, HashIPv6Dst, HashSCTPSrc, HashSCTPDst}},
 		{ID: 0x80000004, HashFields: []HashField{HashUDPSrc, HashUDPDst}, Buckets: BucketList{{acts["load xxreg"]}, {acts["output"]}, {acts["tun_dst"]}}},
+		{ID: 0x80000005, HashFields: []HashField{HashIPSrc, HashIPDst, HashTCPSrc, HashTCPDst},
+			Buckets: weightedList{BucketList{{ToGroup(0x80000006)}, {ToGroup(0x80000007)}}, []uint16{50012, 49988}}},
 	}
 	for _, g := range groups {
 		for _, cmd := range []int{openflow15.OFPGC_ADD, openflow15.OFPGC_MODIFY, openflow15.OFPGC_DELETE} {
@@ -194,3 +196,11 @@ func TestWireMessagesLibOpenflow(t *testing.T) {
 		}
 	}
 }
+
+// weightedList is a BucketList with a weight per bucket.
+type weightedList struct {
+	BucketList
+	weights []uint16
+}
+
+func (w weightedList) Weight(i int) uint16 { return w.weights[i] }
