@@ -11,8 +11,14 @@ import "hash/fnv"
 // groups about one such pair is expected.)
 type groupAllocator struct {
 	owners map[string][]slotID // an owner's slots (a service port has a few)
-	used   map[uint32]struct{}
+	// indexed holds the slots of owners that have more than indexFrom
+	// (a service port whose endpoints are a tree of groups has hundreds).
+	indexed map[string]map[string]uint32
+	used    map[uint32]struct{}
 }
+
+// indexFrom is the number of slots from which an owner's are indexed.
+const indexFrom = 8
 
 type slotID struct {
 	slot string
@@ -26,16 +32,22 @@ const (
 )
 
 func newGroupAllocator() *groupAllocator {
-	return &groupAllocator{owners: map[string][]slotID{}, used: map[uint32]struct{}{}}
+	return &groupAllocator{owners: map[string][]slotID{}, indexed: map[string]map[string]uint32{}, used: map[uint32]struct{}{}}
 }
 
 func (a *groupAllocator) owns(id uint32) bool { return id >= groupFirst && id <= groupLast }
 
 // id returns the group ID of an owner's slot, choosing it on first use.
 func (a *groupAllocator) id(owner, slot string) uint32 {
-	for _, s := range a.owners[owner] {
-		if s.slot == slot {
-			return s.id
+	if index := a.indexed[owner]; index != nil {
+		if id, ok := index[slot]; ok {
+			return id
+		}
+	} else {
+		for _, s := range a.owners[owner] {
+			if s.slot == slot {
+				return s.id
+			}
 		}
 	}
 	h := fnv.New64a()
@@ -53,7 +65,27 @@ func (a *groupAllocator) id(owner, slot string) uint32 {
 	}
 	a.owners[owner] = append(a.owners[owner], slotID{slot, id})
 	a.used[id] = struct{}{}
+	if index := a.indexed[owner]; index != nil {
+		index[slot] = id
+	} else {
+		a.reindex(owner)
+	}
 	return id
+}
+
+// reindex makes the index of an owner's slots when it has many, and
+// drops it when it has few.
+func (a *groupAllocator) reindex(owner string) {
+	slots := a.owners[owner]
+	if len(slots) <= indexFrom {
+		delete(a.indexed, owner)
+		return
+	}
+	index := make(map[string]uint32, len(slots))
+	for _, s := range slots {
+		index[s.slot] = s.id
+	}
+	a.indexed[owner] = index
 }
 
 // keepOnly frees an owner's slots whose IDs are not in keep.
@@ -70,5 +102,8 @@ func (a *groupAllocator) keepOnly(owner string, keep map[uint32]bool) {
 		delete(a.owners, owner)
 	} else {
 		a.owners[owner] = kept
+	}
+	if len(a.indexed[owner]) != len(kept) {
+		a.reindex(owner)
 	}
 }

@@ -107,6 +107,9 @@ func (md *memDriver) converged() {
 	if got, want := md.br.Dump(), desiredDump(md.m.st); got != want {
 		md.t.Fatalf("the bridge holds:\n%s\nthe driver wants:\n%s", got, want)
 	}
+	if d := md.br.Dangling(); len(d) > 0 {
+		md.t.Fatalf("groups send to groups the bridge does not hold: %v", d)
+	}
 }
 
 // desiredDump is what the state wants installed, as MemBridge.Dump lists
@@ -118,9 +121,10 @@ func desiredDump(st *state) string {
 		text     string
 	}
 	var flows []line
+	rendered := map[string]rendering{}
 	for c := range st.flows {
 		if st.shadowed[c] == 0 {
-			f := st.flowOf(c, nil)
+			f := st.flowOf(c, rendered)
 			flows = append(flows, line{f.Table, f.Priority, ofconn.FlowDumpText(f)})
 		}
 	}
@@ -143,7 +147,7 @@ func desiredDump(st *state) string {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		sb.WriteString(ofconn.GroupDumpText(st.groupOf(id, nil)) + "\n")
+		sb.WriteString(ofconn.GroupDumpText(st.groupOf(id, rendered)) + "\n")
 	}
 	return sb.String()
 }

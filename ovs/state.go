@@ -64,6 +64,9 @@ type groupEntry struct {
 	group *of.Group
 	owner string
 	sig   uint64
+	// key is the group's Key when it was set (0: none): the same Key
+	// again is the same buckets, and their IDs need not be worked out.
+	key uint64
 }
 
 type owned struct {
@@ -122,10 +125,17 @@ func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group, again
 		next.flows = append(next.flows, c)
 	}
 	for _, g := range groups {
+		e := s.groups[g.ID]
+		if e != nil && g.Key != 0 && e.key == g.Key {
+			next.groups = append(next.groups, g.ID) // the same buckets
+			continue
+		}
 		sig := groupSignature(g.BucketIDs())
-		if e := s.groups[g.ID]; e == nil || e.sig != sig {
-			s.groups[g.ID] = &groupEntry{group: g, owner: key, sig: sig}
+		if e == nil || e.sig != sig {
+			s.groups[g.ID] = &groupEntry{group: g, owner: key, sig: sig, key: g.Key}
 			s.touchedGroups[g.ID] = true
+		} else {
+			e.key = g.Key
 		}
 		next.groups = append(next.groups, g.ID)
 	}

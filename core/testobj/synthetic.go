@@ -106,3 +106,44 @@ type Sink interface {
 func EndpointIP(k int) string {
 	return fmt.Sprintf("10.%d.%d.%d", 64+(k>>16), (k>>8)&255, k&255)
 }
+
+// Large is one Service with perFamily endpoints in each of its families
+// (IPv4, and IPv6 too when dualStack), in slices of perSlice endpoints as
+// the EndpointSlice controller writes them (at most 1000 each), all on
+// node, every tenth one not ready: a Deployment of thousands of
+// replicas. opts shape the Service (ClusterIPs are given: 10.96.255.254
+// and fd00:96::fffe).
+func Large(ns, name, node string, perFamily, perSlice int, dualStack bool, opts ...ServiceOption) (*v1.Service, []*discovery.EndpointSlice) {
+	cips := []string{"10.96.255.254"}
+	families := []discovery.AddressType{discovery.AddressTypeIPv4}
+	if dualStack {
+		cips = append(cips, "fd00:96::fffe")
+		families = append(families, discovery.AddressTypeIPv6)
+	}
+	svc := Service(ns, name, append([]ServiceOption{ClusterIPs(cips...), Port("http", v1.ProtocolTCP, 80, 0)}, opts...)...)
+	var slices []*discovery.EndpointSlice
+	for _, fam := range families {
+		for first := 0; first < perFamily; first += perSlice {
+			sopts := []SliceOption{SlicePort("http", v1.ProtocolTCP, 8080)}
+			for k := first; k < min(first+perSlice, perFamily); k++ {
+				eopts := []EndpointOption{OnNode(node)}
+				if k%10 == 9 {
+					eopts = append(eopts, NotReady)
+				}
+				sopts = append(sopts, Endpoint(LargeEndpointIP(fam, k), eopts...))
+			}
+			sname := fmt.Sprintf("%s-%s-%d", name, map[discovery.AddressType]string{discovery.AddressTypeIPv4: "v4", discovery.AddressTypeIPv6: "v6"}[fam], first/perSlice)
+			slices = append(slices, Slice(ns, sname, name, fam, sopts...))
+		}
+	}
+	return svc, slices
+}
+
+// LargeEndpointIP is the k-th endpoint address of a Large Service's
+// family: 10.128.0.0/10 or fd00:128::/64.
+func LargeEndpointIP(fam discovery.AddressType, k int) string {
+	if fam == discovery.AddressTypeIPv6 {
+		return fmt.Sprintf("fd00:128::%x:%x", k>>16, k&0xffff)
+	}
+	return fmt.Sprintf("10.%d.%d.%d", 128+(k>>16), (k>>8)&255, k&255)
+}

@@ -33,9 +33,11 @@ import (
 //   - when the bundle is committed: adding a group that exists, modifying
 //     one that does not, a flow (or bucket) sending to a group that does
 //     not exist;
-//   - deleting a group deletes the flows that send to it; deleting a group
-//     or flows that do not exist is fine; a flow added with the table,
-//     priority and match of an installed one replaces it.
+//   - deleting a group deletes the flows that send to it, not the buckets
+//     (of other groups) that do, nor is a bucket sending to a missing
+//     group refused (Dangling lists them); deleting a group or flows that
+//     do not exist is fine; a flow added with the table, priority and
+//     match of an installed one replaces it.
 //
 // Anything else it does not model (other commands, instructions) fails
 // the test with errNotModelled rather than being taken.
@@ -136,6 +138,23 @@ func (br *MemBridge) Dump() string {
 		sb.WriteString(g.text + "\n")
 	}
 	return sb.String()
+}
+
+// Dangling lists the groups whose buckets send to a group the bridge
+// does not hold ("0x80000001 -> 0x80000002"): OVS takes them, and drops
+// what such a bucket is chosen for.
+func (br *MemBridge) Dangling() []string {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	var out []string
+	for _, g := range br.sortedGroups() {
+		for _, to := range g.sendsTo {
+			if br.groups[to] == nil {
+				out = append(out, fmt.Sprintf("%#x -> %#x", g.id, to))
+			}
+		}
+	}
+	return out
 }
 
 func (br *MemBridge) sortedGroups() []*memGroup {

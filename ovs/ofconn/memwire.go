@@ -47,6 +47,7 @@ type memGroup struct {
 	buckets   []byte // the bucket array as sent
 	props     []byte // the group's properties (selection method)
 	bucketIDs []uint32
+	sendsTo   []uint32 // groups its buckets send to
 	text      string
 }
 
@@ -177,9 +178,10 @@ func decodeGroupMod(msg []byte) (*bridgeMsg, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(acts.groups) > 0 {
-			return nil, fmt.Errorf("a bucket sending to a group: %w", errNotModelled)
-		}
+		// A bucket may send to a group that does not exist (OVS 3.1
+		// checks only flows for that); the group keeps it dangling when
+		// the group it names is deleted.
+		g.sendsTo = append(g.sendsTo, acts.groups...)
 		b = b[size:]
 	}
 	return m, nil

@@ -59,7 +59,6 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 	var res ServiceResult
 	proto := protoOf(sp.Name.Protocol)
 	affinity := sp.SessionAffinity.ClientIP
-	groups := map[uint32]bool{}
 	endpoints := map[netip.AddrPort]bool{}
 
 	for _, fam := range sp.Families().List() {
@@ -69,7 +68,8 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 		// target is what a frontend does with a list: pick an endpoint,
 		// or reject/drop when the list is empty. Equal lists share the
 		// group of the first slot that had them.
-		bySlotContent := map[string]uint32{}
+		var made []madeList
+		maker := groupMaker{zone: c.CtZone, affinity: affinity, fields: hashFields(fam, proto), ids: ids}
 		target := func(kind string, eps []graph.Endpoint) []of.Action {
 			if len(eps) == 0 {
 				if sp.NoEndpointsAction(fam) == graph.Reject {
@@ -82,16 +82,12 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 					endpoints[e.AddrPort()] = true
 				}
 			}
-			key := endpointsKey(eps)
-			id, seen := bySlotContent[key]
+			id, seen := sameList(made, eps)
 			if !seen {
-				id = ids(slotName(fam, kind))
-				bySlotContent[key] = id
-			}
-			if !groups[id] {
-				groups[id] = true
-				res.Groups = append(res.Groups, &of.Group{ID: id, Buckets: endpointBuckets{zone: c.CtZone, eps: eps, affinity: affinity},
-					HashFields: hashFields(fam, proto)})
+				slot := slotName(fam, kind)
+				id = ids(slot)
+				made = append(made, madeList{eps, id})
+				res.Groups = append(res.Groups, maker.groups(id, slot, eps)...)
 			}
 			next := selected
 			if affinity {
@@ -256,14 +252,21 @@ var hashFieldLists = [2][3][]of.HashField{
 	{{of.HashIPv6Src, of.HashIPv6Dst, of.HashTCPSrc, of.HashTCPDst}, {of.HashIPv6Src, of.HashIPv6Dst, of.HashUDPSrc, of.HashUDPDst}, {of.HashIPv6Src, of.HashIPv6Dst, of.HashSCTPSrc, of.HashSCTPDst}},
 }
 
-// endpointsKey tells endpoint lists apart: within a service port, equal
-// lists make equal buckets.
-func endpointsKey(eps []graph.Endpoint) string {
-	b := make([]byte, 0, 20*len(eps))
-	for _, e := range eps {
-		b, _ = e.AddrPort().AppendBinary(b)
+// madeList is an endpoint list whose groups a service port has made.
+type madeList struct {
+	eps []graph.Endpoint
+	id  uint32
+}
+
+// sameList finds the group made for a list of the same endpoints (within
+// a service port, equal lists make equal buckets).
+func sameList(made []madeList, eps []graph.Endpoint) (uint32, bool) {
+	for _, l := range made {
+		if slices.EqualFunc(l.eps, eps, func(a, b graph.Endpoint) bool { return a.AddrPort() == b.AddrPort() }) {
+			return l.id, true
+		}
 	}
-	return string(b)
+	return 0, false
 }
 
 func allEndpoints(sp *graph.ServicePort) []graph.Endpoint {

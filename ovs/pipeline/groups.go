@@ -1,0 +1,181 @@
+package pipeline
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"math/bits"
+	"strconv"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
+)
+
+// An endpoint list becomes select groups. A group is written in one
+// OpenFlow message of at most 64 KiB, ~600 buckets with their NAT, and
+// read back in one group description, whose length is 16 bits too. OVS
+// 3.1 can grow a group past that with insert-bucket messages, but each
+// one checks the whole group for duplicate bucket IDs pair by pair
+// (ofproto.c, copy_buckets_for_insert_bucket): one endpoint added to a
+// 10 000-endpoint group took ~100 ms of ovs-vswitchd here, and such a
+// group cannot be dumped (ovs-ofctl fails to read the description back).
+//
+// So a list of up to LeafSize endpoints is one group, as it always was,
+// and a longer one is a tree: a group of groups whose buckets each send
+// to a child group, weighted by the endpoints under it (weights.go), with
+// the endpoints in leaf groups of at most leafMax. An endpoint's leaf is
+// a function of its address and port (bits of a hash of them), so one
+// endpoint coming or going changes its leaf and its parents' weights,
+// nothing else; every group fits in one message whatever the list's
+// size; and OVS's choice, which scores every bucket of a group, scores a
+// few hundred per level instead of every endpoint.
+
+const (
+	// LeafSize is the longest list that is one group; a tree's children
+	// hold on average at most this many endpoints.
+	LeafSize = 256
+	// leafMax is the most endpoints a leaf holds; a child of more is a
+	// tree itself. 400 of the largest buckets (IPv6 with NAT) fit one
+	// message (TestLargestGroupsFitOneMessage).
+	leafMax = 400
+	// maxFanout is the most children a group of groups has: 16-bit
+	// weights give each child its share to about maxFanout/65535.
+	maxFanout = 256
+)
+
+// groupMaker makes the groups of one service port's endpoint lists.
+type groupMaker struct {
+	zone     uint16
+	affinity bool
+	fields   []of.HashField
+	ids      GroupIDs
+}
+
+// groups returns the groups that select one of eps; the first has ID id
+// and slot slot (its children's slots are under it: "IPv4/internal/5").
+func (m groupMaker) groups(id uint32, slot string, eps []graph.Endpoint) []*of.Group {
+	if len(eps) <= LeafSize {
+		return []*of.Group{m.leaf(id, eps, 0)}
+	}
+	hashes := make([]uint64, len(eps))
+	for i, e := range eps {
+		hashes[i] = endpointHash(e)
+	}
+	var out []*of.Group
+	m.tree(id, slot, eps, hashes, 0, &out)
+	return out
+}
+
+// leaf is a group with a bucket per endpoint.
+func (m groupMaker) leaf(id uint32, eps []graph.Endpoint, key uint64) *of.Group {
+	return &of.Group{ID: id, Buckets: endpointBuckets{zone: m.zone, eps: eps, affinity: m.affinity}, HashFields: m.fields, Key: key}
+}
+
+// tree appends to out a group of groups over eps (whose hashes are
+// given), taking bits of the hashes from shift on to choose the child,
+// and then its children.
+func (m groupMaker) tree(id uint32, slot string, eps []graph.Endpoint, hashes []uint64, shift uint, out *[]*of.Group) {
+	fanout := fanoutFor(len(eps))
+	mask := uint64(fanout - 1)
+	sizes := make([]int, fanout)
+	for _, h := range hashes {
+		sizes[h>>shift&mask]++
+	}
+	// Each child's endpoints, in the list's order.
+	start := make([]int, fanout+1)
+	for c := range fanout {
+		start[c+1] = start[c] + sizes[c]
+	}
+	childEps := make([]graph.Endpoint, len(eps))
+	childHashes := make([]uint64, len(eps))
+	next := append([]int(nil), start[:fanout]...)
+	for i, h := range hashes {
+		c := h >> shift & mask
+		childEps[next[c]], childHashes[next[c]] = eps[i], h
+		next[c]++
+	}
+	top := &childBuckets{}
+	*out = append(*out, nil) // the group of groups comes first
+	at := len(*out) - 1
+	for c := range fanout {
+		if sizes[c] == 0 {
+			continue
+		}
+		cslot := slot + "/" + strconv.Itoa(c)
+		cid := m.ids(cslot)
+		ce, ch := childEps[start[c]:start[c+1]], childHashes[start[c]:start[c+1]]
+		if len(ce) <= leafMax {
+			*out = append(*out, m.leaf(cid, ce, m.leafKey(ch)))
+		} else {
+			m.tree(cid, cslot, ce, ch, shift+uint(bits.TrailingZeros(uint(fanout))), out)
+		}
+		top.ids = append(top.ids, cid)
+		top.sizes = append(top.sizes, sizes[c])
+	}
+	top.weights = childWeights(top.sizes)
+	(*out)[at] = &of.Group{ID: id, Buckets: top, HashFields: m.fields, Key: top.key()}
+}
+
+// fanoutFor is the number of children a tree over n endpoints has: the
+// smallest power of two that brings them to LeafSize each on average, at
+// most maxFanout (then children are trees too).
+func fanoutFor(n int) int {
+	f := 2
+	for f < maxFanout && (n+f-1)/f > LeafSize {
+		f *= 2
+	}
+	return f
+}
+
+// endpointHash places an endpoint in a tree: a hash of its address and
+// port, its bits mixed (splitmix64's finaliser) so every slice of them
+// spreads endpoints evenly.
+func endpointHash(e graph.Endpoint) uint64 {
+	h := fnv.New64a()
+	b, _ := e.AddrPort().MarshalBinary()
+	h.Write(b)
+	x := h.Sum64()
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// leafKey is a leaf's Key: a hash of what its buckets are made of (the
+// zone, affinity, and each endpoint's address and port, in order).
+func (m groupMaker) leafKey(hashes []uint64) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.BigEndian.PutUint16(b[:], m.zone)
+	if m.affinity {
+		b[2] = 1
+	}
+	h.Write(b[:3])
+	for _, x := range hashes {
+		binary.BigEndian.PutUint64(b[:], x)
+		h.Write(b[:])
+	}
+	return h.Sum64() | 1 // never 0 (no key)
+}
+
+// childBuckets are a group of groups' buckets: one per child group, of
+// the weight that gives it its share.
+type childBuckets struct {
+	ids     []uint32
+	sizes   []int // endpoints under each child
+	weights []uint16
+}
+
+func (c *childBuckets) Len() int                 { return len(c.ids) }
+func (c *childBuckets) Bucket(i int) []of.Action { return a(of.ToGroup(c.ids[i])) }
+func (c *childBuckets) Weight(i int) uint16      { return c.weights[i] }
+
+// key is the group of groups' Key: its children and their weights.
+func (c *childBuckets) key() uint64 {
+	h := fnv.New64a()
+	var b [6]byte
+	for i, id := range c.ids {
+		binary.BigEndian.PutUint32(b[:], id)
+		binary.BigEndian.PutUint16(b[4:], c.weights[i])
+		h.Write(b[:])
+	}
+	return h.Sum64() | 1
+}
