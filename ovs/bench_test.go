@@ -27,8 +27,8 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 		m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
 		full := tr.Next(true)
 		m.sync(full.Snapshot)
-		cold := m.st.pending()
-		m.st.committed()
+		cold := m.st.pending(all)
+		m.st.committed(all)
 		tr.Commit(full)
 
 		target := c.Slices[n/2]
@@ -45,10 +45,10 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 				tr.UpsertEndpointSlice(versions[i%2])
 				bt := tr.Next(false)
 				m.apply(bt.Delta)
-				batch := m.st.pending()
+				batch := m.st.pending(all)
 				flowMods += len(batch.FlowAdds) + len(batch.FlowDeletes)
 				groupMods += len(batch.GroupAdds) + len(batch.GroupModifies) + len(batch.GroupDeletes)
-				m.st.committed()
+				m.st.committed(all)
 				tr.Commit(bt)
 				i++
 			}
@@ -78,7 +78,7 @@ func BenchmarkColdModel(b *testing.B) {
 		m := newModel(cfg, true)
 		m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
 		m.sync(full.Snapshot)
-		batch := m.st.pending()
+		batch := m.st.pending(all)
 		n := 0
 		var buf []byte
 		for _, g := range batch.GroupAdds {

@@ -2,7 +2,10 @@ package ovs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
@@ -28,11 +31,18 @@ type bridgeFlows struct {
 	// follow has the datapath follow each commit (settle.go); nil when
 	// there is no datapath (an in-memory bridge).
 	follow *follower
-	// unsure: the last commit failed; read back before the next one.
+	// unsure: a commit failed other than by a refusal; read back before
+	// the next one.
 	unsure bool
+	// holds are the owners whose changes the switch refused.
+	holds *holds
 	// lastCommit is the last non-empty commit's time until OVS confirmed
 	// it (read by benchmarks).
 	lastCommit time.Duration
+}
+
+func newBridgeFlows(conn *ofconn.Conn, st *state, follow *follower) *bridgeFlows {
+	return &bridgeFlows{conn: conn, st: st, follow: follow, holds: newHolds()}
 }
 
 // dump reads the flows carrying the driver's cookie tag and every group.
@@ -59,24 +69,82 @@ func (b *bridgeFlows) readBack(ctx context.Context) error {
 	return nil
 }
 
-// sync reads the bridge back and commits the difference.
+// sync reads the bridge back and commits the difference, trying every
+// held owner again.
 func (b *bridgeFlows) sync(ctx context.Context) error {
 	if err := b.readBack(ctx); err != nil {
 		return err
 	}
-	return b.commit(ctx)
+	return b.round(ctx, true)
 }
 
-// commit sends what changed as one atomic bundle and, when it took
-// effect, has the datapath follow it.
-func (b *bridgeFlows) commit(ctx context.Context) error {
-	if b.unsure {
+// commit sends what changed, holding back the owners whose messages the
+// switch refuses (holds.go), and has the datapath follow each bundle
+// that took effect.
+func (b *bridgeFlows) commit(ctx context.Context) error { return b.round(ctx, false) }
+
+// round commits what changed, and the held owners that are due (all of
+// them when all is set). Before a held owner is tried again the bridge is
+// read back: the refusal may have come from a bridge changed behind the
+// driver's back (a group deleted), which the read-back repairs.
+func (b *bridgeFlows) round(ctx context.Context, all bool) error {
+	now := b.holds.now()
+	retrying, include := b.holds.startRound(now, all)
+	if b.unsure || len(retrying) > 0 && !all {
 		if err := b.readBack(ctx); err != nil {
 			return err
 		}
 	}
+	err := b.commitIsolating(ctx, include)
+	if err == nil {
+		b.holds.endRound(retrying, now)
+	}
+	return err
+}
+
+// commitIsolating commits the changes of the owners include takes, as one
+// bundle if the switch takes it. When it refuses the bundle, the owners
+// whose messages it names are held back and the rest is sent again; when
+// it names none, the owners are split in halves, each committed on its
+// own, so the refused ones end up alone and held.
+func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(string) bool) error {
+	for {
+		batch := b.st.pending(include)
+		err := b.send(ctx, batch)
+		if err == nil {
+			b.st.committed(include)
+			return nil
+		}
+		var refused *ofconn.RefusedError
+		if !errors.As(err, &refused) {
+			return err
+		}
+		why := refusalReason(refused)
+		named := b.ownersOf(batch, refused.Indexes)
+		if len(named) == 0 {
+			named = b.ownersOf(batch, nil)
+			if len(named) > 1 {
+				half := map[string]bool{}
+				for _, o := range named[:len(named)/2] {
+					half[o] = true
+				}
+				if err := b.commitIsolating(ctx, func(o string) bool { return include(o) && half[o] }); err != nil {
+					return err
+				}
+				return b.commitIsolating(ctx, func(o string) bool { return include(o) && !half[o] })
+			}
+		}
+		for _, o := range named {
+			b.holds.hold(o, why)
+		}
+	}
+}
+
+// send commits one bundle and, when it changed something, has the
+// datapath follow it. A refused bundle left the bridge as it was; after
+// any other failure what it holds is not known for sure.
+func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch) error {
 	start := time.Now()
-	batch := b.st.pending()
 	var beforeCommit func()
 	if b.follow != nil {
 		beforeCommit = b.follow.beforeCommit(batch.Len())
@@ -85,10 +153,12 @@ func (b *bridgeFlows) commit(ctx context.Context) error {
 		if b.follow != nil {
 			b.follow.abandon()
 		}
-		b.unsure = true
+		var refused *ofconn.RefusedError
+		if !errors.As(err, &refused) {
+			b.unsure = true
+		}
 		return err
 	}
-	b.st.committed()
 	if batch.Len() > 0 {
 		b.lastCommit = time.Since(start)
 		if b.follow != nil {
@@ -96,4 +166,28 @@ func (b *bridgeFlows) commit(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ownersOf lists, sorted, the owners of the batch's messages at indexes
+// (nil: every message).
+func (b *bridgeFlows) ownersOf(batch *ofconn.Batch, indexes []int) []string {
+	set := map[string]bool{}
+	add := func(i int) { set[b.st.ownerOf(batch.Target(i))] = true }
+	if indexes == nil {
+		for i := range batch.Len() {
+			add(i)
+		}
+	}
+	for _, i := range indexes {
+		add(i)
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// refusalReason is what the switch said of a refused bundle, bounded.
+func refusalReason(r *ofconn.RefusedError) string {
+	if len(r.Examples) == 0 {
+		return r.Error()
+	}
+	return r.Examples[0]
 }

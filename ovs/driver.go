@@ -158,7 +158,7 @@ func (d *Driver) start(ctx context.Context) error {
 // connect dials the bridge's OpenFlow socket.
 func (d *Driver) connect(ctx context.Context) error {
 	d.conn = ofconn.Dial(filepath.Join(d.opts.RunDir, d.opts.Bridge+".mgmt"), d)
-	d.flows = &bridgeFlows{conn: d.conn, st: d.model.st, follow: &follower{settler: &d.settler, ctl: &d.ctl}}
+	d.flows = newBridgeFlows(d.conn, d.model.st, &follower{settler: &d.settler, ctl: &d.ctl})
 	if err := d.conn.WaitReady(ctx); err != nil {
 		return fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, d.opts.Bridge)
 	}

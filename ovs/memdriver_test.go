@@ -165,7 +165,7 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 		setEndpoints(md.tr, "web")
 		b := md.tr.Next(false)
 		md.m.apply(b.Delta)
-		return md.m.st.pending()
+		return md.m.st.pending(all)
 	}
 	b := batchOf(md)
 	if len(b.FlowAdds) != 1 || len(b.FlowDeletes) != 0 || len(b.GroupDeletes) != 1 {
@@ -174,7 +174,7 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 	if err := md.conn.Commit(t.Context(), b, nil); err != nil {
 		t.Fatal(err)
 	}
-	md.m.st.committed()
+	md.m.st.committed(all)
 	md.converged()
 	if got := mods(before, br.Counts()); got != (ofconn.MemCounts{Bundles: 1, FlowMods: 1, GroupMods: 1}) {
 		t.Fatalf("sent %+v", got)

@@ -49,7 +49,7 @@ func newMemDriver(t *testing.T, br *ofconn.MemBridge, tr *tracker.Tracker) *memD
 	t.Cleanup(conn.Close)
 	sink := &problemLog{}
 	return &memDriver{t: t, br: br, tr: tr, m: m, conn: conn, sink: sink,
-		flows: &bridgeFlows{conn: conn, st: m.st},
+		flows: newBridgeFlows(conn, m.st, nil),
 		d:     &Driver{model: m, problems: dataplanes.NewOnce(dataplanes.Env{Problems: sink}), said: map[string]bool{}}}
 }
 

@@ -71,7 +71,7 @@ func TestRenderedPipelineLoadsIntoOVS(t *testing.T) {
 	m := newModel(cfg, true)
 	m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
 	m.sync(snap)
-	batch := m.st.pending()
+	batch := m.st.pending(all)
 	c := ofconn.Dial(o.MgmtSocket("br-msgs"), quietHandler{})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -24,6 +24,11 @@ type state struct {
 
 	touchedFlows  map[uint64]bool
 	touchedGroups map[uint32]bool
+	// goneFlows and goneGroups name the owner that last wanted a flow or
+	// group no one wants any more, until its removal is committed: a
+	// change is held back with the owner it is of (see ownerOf).
+	goneFlows  map[uint64]string
+	goneGroups map[uint32]string
 
 	identities identityIndex
 	shadowed   map[uint64]uint64 // cookie -> the cookie installed in its place
@@ -87,6 +92,8 @@ func newState() *state {
 		departed:        map[uint64]uint64{},
 		touchedFlows:    map[uint64]bool{},
 		touchedGroups:   map[uint32]bool{},
+		goneFlows:       map[uint64]string{},
+		goneGroups:      map[uint32]string{},
 		identities:      newIdentityIndex(),
 		shadowed:        map[uint64]uint64{},
 		collided:        map[uint64]collision{},
@@ -140,7 +147,7 @@ func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group, again
 		next.groups = append(next.groups, g.ID)
 	}
 	if old != nil {
-		s.release(old, next.groups)
+		s.release(key, old, next.groups)
 	}
 	if len(next.flows) == 0 && len(next.groups) == 0 {
 		delete(s.owners, key)
@@ -152,18 +159,19 @@ func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group, again
 // removeOwner drops everything an owner wanted.
 func (s *state) removeOwner(key string) {
 	if old := s.owners[key]; old != nil {
-		s.release(old, nil)
+		s.release(key, old, nil)
 		delete(s.owners, key)
 	}
 }
 
-func (s *state) release(old *owned, keepGroups []uint32) {
+func (s *state) release(key string, old *owned, keepGroups []uint32) {
 	for _, c := range old.flows {
 		e := s.flows[c]
 		e.refs--
 		if e.refs == 0 {
 			delete(s.flows, c)
 			s.touchedFlows[c] = true
+			s.goneFlows[c] = key
 			if e.ours {
 				s.departed[c] = e.identity
 			}
@@ -181,9 +189,29 @@ func (s *state) release(old *owned, keepGroups []uint32) {
 		if !keep[id] {
 			delete(s.groups, id)
 			s.touchedGroups[id] = true
+			s.goneGroups[id] = key
 		}
 	}
 }
+
+// ownerOf names the owner a flow (by cookie) or group change is of: the
+// one that wants it, or last wanted it; "" for a flow several owners
+// want, and for what a read-back found that no one here ever wanted.
+func (s *state) ownerOf(cookie uint64, group uint32, isGroup bool) string {
+	if isGroup {
+		if e := s.groups[group]; e != nil {
+			return e.owner
+		}
+		return s.goneGroups[group]
+	}
+	if e := s.flows[cookie]; e != nil {
+		return e.owner
+	}
+	return s.goneFlows[cookie]
+}
+
+// all takes every owner (pending and committed for the whole state).
+func all(string) bool { return true }
 
 // touchIdentity marks every desired flow of an identity for comparison.
 func (s *state) touchIdentity(id uint64) {
@@ -264,14 +292,17 @@ func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
 }
 
 // pending builds the messages that bring the bridge to the desired state
-// for everything touched. A flow whose cookie is installed is identical;
-// a new flow with the match of an old one replaces it, so the old one's
-// delete is left out.
-func (s *state) pending() *ofconn.Batch {
+// for everything touched that is of an owner include takes (ownerOf). A
+// flow whose cookie is installed is identical; a new flow with the match
+// of an old one replaces it, so the old one's delete is left out.
+func (s *state) pending(include func(owner string) bool) *ofconn.Batch {
 	b := &ofconn.Batch{}
 	added := map[uint64]bool{}
 	rendered := map[string]rendering{}
 	for c := range s.touchedFlows {
+		if !include(s.ownerOf(c, 0, false)) {
+			continue
+		}
 		e := s.flows[c]
 		if e == nil {
 			delete(s.shadowed, c)
@@ -291,7 +322,7 @@ func (s *state) pending() *ofconn.Batch {
 		}
 	}
 	for c := range s.touchedFlows {
-		if s.flows[c] == nil && s.installedFlows[c] {
+		if s.flows[c] == nil && s.installedFlows[c] && include(s.goneFlows[c]) {
 			if id, ok := s.departed[c]; ok && added[id] {
 				continue // the add with the same match replaces it
 			}
@@ -299,6 +330,9 @@ func (s *state) pending() *ofconn.Batch {
 		}
 	}
 	for id := range s.touchedGroups {
+		if !include(s.ownerOf(0, id, true)) {
+			continue
+		}
 		e := s.groups[id]
 		inst, installed := s.installedGroups[id]
 		switch {
@@ -317,14 +351,20 @@ func (s *state) pending() *ofconn.Batch {
 	return b
 }
 
-// committed records that the pending batch took effect.
-func (s *state) committed() {
+// committed records that the batch pending(include) built took effect;
+// what include left out stays touched.
+func (s *state) committed(include func(owner string) bool) {
 	for c := range s.touchedFlows {
+		if !include(s.ownerOf(c, 0, false)) {
+			continue
+		}
 		e := s.flows[c]
 		if e != nil && s.rendersAgain(e.owner) {
 			e.flow = nil
 		}
 		delete(s.departed, c)
+		delete(s.goneFlows, c)
+		delete(s.touchedFlows, c)
 		if e != nil && s.shadowed[c] == 0 {
 			s.installedFlows[c], e.ours = true, true
 		} else {
@@ -335,6 +375,9 @@ func (s *state) committed() {
 		}
 	}
 	for id := range s.touchedGroups {
+		if !include(s.ownerOf(0, id, true)) {
+			continue
+		}
 		if e := s.groups[id]; e != nil {
 			if s.rendersAgain(e.owner) {
 				e.group = nil
@@ -343,7 +386,15 @@ func (s *state) committed() {
 		} else {
 			delete(s.installedGroups, id)
 		}
+		delete(s.goneGroups, id)
+		delete(s.touchedGroups, id)
 	}
-	s.touchedFlows = map[uint64]bool{}
-	s.touchedGroups = map[uint32]bool{}
+	// Maps keep their size once grown (a cold sync touches everything):
+	// empty ones are made anew.
+	if len(s.touchedFlows) == 0 {
+		s.touchedFlows, s.goneFlows = map[uint64]bool{}, map[uint64]string{}
+	}
+	if len(s.touchedGroups) == 0 {
+		s.touchedGroups, s.goneGroups = map[uint32]bool{}, map[uint32]string{}
+	}
 }

@@ -33,32 +33,32 @@ func TestFlowsWithOneMatchInstallOneStably(t *testing.T) {
 	s := newState()
 	s.setOwner("sp/a", []*of.Flow{fa}, nil, nil)
 	s.setOwner("sp/b", []*of.Flow{fb}, nil, nil)
-	b := s.pending()
+	b := s.pending(all)
 	if len(b.FlowAdds) != 1 || b.FlowAdds[0].Cookie() != winner.Cookie() || len(b.FlowDeletes) != 0 {
 		t.Fatalf("first commit: %d adds (cookie %x), %d deletes; want only %x", len(b.FlowAdds), cookieOf(b), len(b.FlowDeletes), winner.Cookie())
 	}
 	if got := s.Shadowed(); len(got) != 1 || got[loser.Cookie()] != winner.Cookie() {
 		t.Fatalf("shadowed = %v", got)
 	}
-	s.committed()
+	s.committed(all)
 
 	// A resync reads back what OVS holds (the winner) and changes nothing.
 	for range 2 {
 		s.adopt([]ofconn.FlowInfo{{Table: 6, Cookie: winner.Cookie()}}, nil)
-		if b := s.pending(); b.Len() != 0 {
+		if b := s.pending(all); b.Len() != 0 {
 			t.Fatalf("resync sends %d messages, want none", b.Len())
 		}
-		s.committed()
+		s.committed(all)
 	}
 
 	// The winner's owner goes: the shadowed flow takes its place (its add
 	// replaces the old flow, which needs no delete).
 	s.removeOwner(winnerOwner)
-	b = s.pending()
+	b = s.pending(all)
 	if len(b.FlowAdds) != 1 || b.FlowAdds[0].Cookie() != loser.Cookie() || len(b.FlowDeletes) != 0 {
 		t.Fatalf("after the winner went: %d adds (cookie %x), %d deletes; want only %x", len(b.FlowAdds), cookieOf(b), len(b.FlowDeletes), loser.Cookie())
 	}
-	s.committed()
+	s.committed(all)
 	if len(s.Shadowed()) != 0 || !s.installedFlows[loser.Cookie()] || s.installedFlows[winner.Cookie()] {
 		t.Fatalf("shadowed %v, installed %v", s.Shadowed(), s.installedFlows)
 	}
@@ -88,8 +88,8 @@ func TestAdoptComparesOnlyDifferences(t *testing.T) {
 	g1, g2 := group(0x80000001, 1), group(0x80000002, 2)
 	s := newState()
 	s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2}, nil)
-	s.pending()
-	s.committed()
+	s.pending(all)
+	s.committed(all)
 
 	info := func(fs ...*of.Flow) []ofconn.FlowInfo {
 		var out []ofconn.FlowInfo
@@ -123,7 +123,7 @@ func TestAdoptComparesOnlyDifferences(t *testing.T) {
 		if n := len(s.touchedFlows) + len(s.touchedGroups); n != tc.want.Len() {
 			t.Errorf("%s: %d flows and groups to compare, want %d", tc.name, n, tc.want.Len())
 		}
-		got := s.pending()
+		got := s.pending(all)
 		if len(got.FlowAdds) != len(tc.want.FlowAdds) || len(got.FlowDeletes) != len(tc.want.FlowDeletes) ||
 			len(got.GroupAdds) != len(tc.want.GroupAdds) || len(got.GroupModifies) != len(tc.want.GroupModifies) || len(got.GroupDeletes) != 0 {
 			t.Errorf("%s: batch %+v, want %+v", tc.name, got, tc.want)
@@ -148,7 +148,7 @@ func TestAdoptComparesOnlyDifferences(t *testing.T) {
 				t.Errorf("%s: adds group %d", tc.name, g.ID)
 			}
 		}
-		s.committed()
+		s.committed(all)
 	}
 }
 
@@ -214,7 +214,7 @@ func TestCookieCollisionIsLeftOutAndSaid(t *testing.T) {
 	if again := s.takeCollided(); len(again) != 0 {
 		t.Fatalf("a collision is taken once, got it again: %+v", again)
 	}
-	batch := s.pending()
+	batch := s.pending(all)
 	if len(batch.FlowAdds) != 1 || batch.FlowAdds[0] != a {
 		t.Fatalf("adds %v; want only the first flow", batch.FlowAdds)
 	}
@@ -255,10 +255,10 @@ func TestCommittedFlowsAndGroupsAreRenderedAgain(t *testing.T) {
 	s.setOwner("sp/b", []*of.Flow{flow(90)}, []*of.Group{group(0x80000002)}, again(0x80000002, 90))
 	s.setOwner("sp/c", []*of.Flow{flow(90)}, nil, again(0, 90)) // sp/b's flow again: pinned
 	s.setOwner("static", []*of.Flow{flow(100)}, nil, nil)
-	if b := s.pending(); len(b.FlowAdds) != 4 || len(b.GroupAdds) != 2 || renders != 0 {
+	if b := s.pending(all); len(b.FlowAdds) != 4 || len(b.GroupAdds) != 2 || renders != 0 {
 		t.Fatalf("first commit: %d flow and %d group adds, %d renders; want 4 and 2 from what was set, no render", len(b.FlowAdds), len(b.GroupAdds), renders)
 	}
-	s.committed()
+	s.committed(all)
 	kept := map[uint16]bool{}
 	for _, p := range []uint16{80, 81, 90, 100} {
 		kept[p] = s.flows[flow(p).Cookie()].flow != nil
@@ -271,7 +271,7 @@ func TestCommittedFlowsAndGroupsAreRenderedAgain(t *testing.T) {
 	}
 
 	s.adopt(nil, nil) // the bridge lost everything
-	b := s.pending()
+	b := s.pending(all)
 	if len(b.FlowAdds) != 4 || len(b.GroupAdds) != 2 || renders != 2 {
 		t.Fatalf("repair: %d flow and %d group adds, %d renders; want 4 and 2, sp/a and sp/b rendered once each", len(b.FlowAdds), len(b.GroupAdds), renders)
 	}
@@ -285,14 +285,14 @@ func TestCommittedFlowsAndGroupsAreRenderedAgain(t *testing.T) {
 			t.Errorf("repair sent %s, not a desired group", g.Text())
 		}
 	}
-	s.committed()
+	s.committed(all)
 
 	// A group changed behind the driver's back is modified back.
 	s.adopt(nil, []ofconn.GroupInfo{{ID: 0x80000001, BucketIDs: []uint32{1}}, {ID: 0x80000002, BucketIDs: group(0x80000002).BucketIDs()}})
-	if b := s.pending(); len(b.GroupModifies) != 1 || b.GroupModifies[0].ID != 0x80000001 || len(b.GroupAdds) != 0 {
+	if b := s.pending(all); len(b.GroupModifies) != 1 || b.GroupModifies[0].ID != 0x80000001 || len(b.GroupAdds) != 0 {
 		t.Errorf("changed group: %d modifies (%v), %d adds; want group 0x80000001 modified", len(b.GroupModifies), b.GroupModifies, len(b.GroupAdds))
 	}
-	s.committed()
+	s.committed(all)
 	if f := s.flowOf(flow(81).Cookie(), nil); f == nil || !f.Same(flow(81)) {
 		t.Errorf("flowOf(81) = %v, want the flow rendered again", f)
 	}

@@ -18,6 +18,7 @@ type Metrics struct {
 	Rejected           *metrics.CounterVec
 	ApplyErrors        *metrics.CounterVec
 	PendingChanges     *metrics.Gauge
+	Degraded           *metrics.GaugeVec
 }
 
 // New declares the metrics; Register them with a registry before use.
@@ -76,6 +77,13 @@ func New() *Metrics {
 			Help:           "1 while changes wait for a successful apply, else 0.",
 			StabilityLevel: metrics.ALPHA,
 		}),
+		Degraded: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Namespace: "switchyard",
+			Name:      "degraded_parts",
+			Help: "Parts (service ports, pods' ports) the driver holds back after the dataplane refused them, " +
+				"while it programs everything else and tries them again; 0 when all is programmed.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"driver"}),
 	}
 }
 
@@ -83,7 +91,7 @@ func New() *Metrics {
 // so each reason shows up at 0 before it first happens.
 func (m *Metrics) Register(reg metrics.KubeRegistry) {
 	reg.MustRegister(m.SyncDuration, m.LastSyncTimestamp, m.NetworkProgramming,
-		m.EndpointChanges, m.ServiceChanges, m.Rejected, m.ApplyErrors, m.PendingChanges)
+		m.EndpointChanges, m.ServiceChanges, m.Rejected, m.ApplyErrors, m.PendingChanges, m.Degraded)
 	for _, r := range build.Reasons {
 		kind := "Service"
 		switch r {

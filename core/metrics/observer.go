@@ -60,6 +60,11 @@ func (o *Observer) Synced(r runner.Result) {
 		// Sub-second, as upstream's SetToCurrentTime.
 		o.Metrics.LastSyncTimestamp.Set(float64(r.Started.Add(r.Duration).UnixNano()) / 1e9)
 		o.Metrics.PendingChanges.Set(0)
+		o.Metrics.Degraded.WithLabelValues(o.Driver).Set(float64(len(r.Degraded)))
+		if len(r.Degraded) > 0 {
+			klog.V(2).InfoS("Dataplane synced, some parts held back and retried", "driver", o.Driver, "kind", kind,
+				"held", len(r.Degraded), "first", r.Degraded[0])
+		}
 		t := now()
 		for _, at := range r.ChangedAt {
 			if !at.IsZero() {

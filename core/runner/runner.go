@@ -7,6 +7,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -60,6 +61,23 @@ type Result struct {
 	Err       error
 	Changed   int         // service ports in the delta (all of them for a full sync)
 	ChangedAt []time.Time // when the changes behind this batch happened (set on success)
+	// Degraded is what the applier held back (Err is then nil: the
+	// attempt succeeded for everything else).
+	Degraded []string
+}
+
+// Partial is an error an applier returns when it applied the batch but
+// for parts it holds back and tries again by itself (a service port the
+// dataplane refused): the batch counts as applied, so nothing else waits
+// for those parts and the proxy stays healthy; they show as degraded in
+// the status; and the applier is called again at RetryAt (with an empty
+// delta when nothing changed), or at the next full sync if RetryAt is
+// zero. dataplanes.Degraded is one.
+type Partial interface {
+	error
+	RetryAt() time.Time
+	// Held says what is held back, one line each.
+	Held() []string
 }
 
 // Observer hears about every sync attempt (for logs, metrics, health).
@@ -75,6 +93,9 @@ type Status struct {
 	LastSuccess time.Time
 	LastError   error
 	Failures    int // consecutive failed attempts
+	// Degraded is what the applier held back at its last successful
+	// attempt (runner.Partial), one line each.
+	Degraded []string
 }
 
 // Runner is the sync loop.
@@ -89,6 +110,9 @@ type Runner struct {
 	queued   time.Time // oldest trigger not yet taken by an attempt
 	inFlight time.Time // queued time taken by the running attempt
 	status   Status
+	// retryAt is when the applier asked to be called again for what it
+	// holds back (zero: not asked; only the loop reads and writes it).
+	retryAt time.Time
 }
 
 // New returns a runner of the tracker's batches; it subscribes to the
@@ -125,7 +149,7 @@ func (r *Runner) Status() Status {
 // RunOnce performs one full sync.
 func (r *Runner) RunOnce(ctx context.Context) error {
 	r.Trigger()
-	return r.attempt(ctx, true)
+	return r.attempt(ctx, true, false)
 }
 
 // Run loops until ctx ends: a full sync first, then batches.
@@ -154,7 +178,8 @@ func (r *Runner) Run(ctx context.Context) {
 		}
 		now = r.cfg.Clock.Now()
 		full := retryFull || !now.Before(nextFull)
-		err := r.attempt(ctx, full)
+		retry := !r.retryAt.IsZero() && !now.Before(r.retryAt)
+		err := r.attempt(ctx, full, retry)
 		lastRun = now
 		if err != nil {
 			failures++
@@ -175,14 +200,15 @@ func (r *Runner) nextDue(now, lastRun, nextFull time.Time, failures int) time.Ti
 		// past a due full sync; a due full sync makes the retry full.
 		return lastRun.Add(r.backoff(failures))
 	}
+	due := nextFull
 	if r.tracker.HasPending() {
-		due := lastRun.Add(r.cfg.MinSyncPeriod)
-		if due.Before(now) {
-			due = now
+		pending := lastRun.Add(r.cfg.MinSyncPeriod)
+		if pending.Before(now) {
+			pending = now
 		}
-		return earliest(due, nextFull)
+		due = earliest(pending, due)
 	}
-	return nextFull
+	return earliest(r.retryAt, due)
 }
 
 func (r *Runner) backoff(failures int) time.Duration {
@@ -194,8 +220,9 @@ func (r *Runner) backoff(failures int) time.Duration {
 }
 
 // attempt takes one batch from the tracker and hands it to the driver;
-// only a success commits it.
-func (r *Runner) attempt(ctx context.Context, full bool) (err error) {
+// only a success (a Partial included) commits it. retry: the driver asked
+// to be called again now, even with nothing changed.
+func (r *Runner) attempt(ctx context.Context, full, retry bool) (err error) {
 	r.mu.Lock()
 	r.inFlight, r.queued = earliest(r.queued, r.inFlight), time.Time{}
 	r.mu.Unlock()
@@ -206,12 +233,21 @@ func (r *Runner) attempt(ctx context.Context, full bool) (err error) {
 	if full {
 		res.Changed = len(b.Snapshot.ServicePorts)
 	}
-	err = r.call(ctx, b)
+	err = r.call(ctx, b, retry)
+	var partial Partial
+	if errors.As(err, &partial) {
+		// Applied, but for what the driver holds back and retries.
+		err, res.Degraded = nil, partial.Held()
+		r.retryAt = partial.RetryAt()
+	} else if err == nil {
+		r.retryAt = time.Time{}
+	}
 	res.Duration = r.cfg.Clock.Since(start)
 	res.Err = err
 
 	r.mu.Lock()
 	if err == nil {
+		r.status.Degraded = res.Degraded
 		r.tracker.Commit(b)
 		res.ChangedAt = b.ChangedAt
 		r.inFlight = time.Time{}
@@ -237,7 +273,7 @@ func (r *Runner) attempt(ctx context.Context, full bool) (err error) {
 
 // call runs the driver, turning a panic into an error so one bad batch
 // never takes the proxy down.
-func (r *Runner) call(ctx context.Context, b *tracker.Batch) (err error) {
+func (r *Runner) call(ctx context.Context, b *tracker.Batch, retry bool) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("driver panicked: %v\n%s", p, debug.Stack())
@@ -246,7 +282,7 @@ func (r *Runner) call(ctx context.Context, b *tracker.Batch) (err error) {
 	if b.Full {
 		return r.applier.Sync(ctx, b.Snapshot)
 	}
-	if b.Delta.Empty() {
+	if b.Delta.Empty() && !retry {
 		return nil
 	}
 	return r.applier.Apply(ctx, b.Delta)

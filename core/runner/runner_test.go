@@ -30,7 +30,21 @@ type fakeApplier struct {
 	mu    sync.Mutex
 	fail  int  // fail this many calls
 	panic bool // panic on the next call
+	// hold: the next calls hold this back, retrying after retryIn (a
+	// Partial); empty: nothing held.
+	hold    []string
+	retryIn time.Duration
 }
+
+// held is a Partial.
+type held struct {
+	lines []string
+	at    time.Time
+}
+
+func (h *held) Error() string      { return "held back: " + strings.Join(h.lines, ", ") }
+func (h *held) RetryAt() time.Time { return h.at }
+func (h *held) Held() []string     { return h.lines }
 
 func (f *fakeApplier) record(full bool, ports []string) error {
 	f.calls <- call{full: full, ports: ports, at: f.clock.Now()}
@@ -43,6 +57,9 @@ func (f *fakeApplier) record(full bool, ports []string) error {
 	if f.fail > 0 {
 		f.fail--
 		return errors.New("dataplane unavailable")
+	}
+	if len(f.hold) > 0 {
+		return &held{f.hold, f.clock.Now().Add(f.retryIn)}
 	}
 	return nil
 }
@@ -315,5 +332,56 @@ func TestLateTriggerOfAnAppliedChangeIsNotQueued(t *testing.T) {
 	r.Trigger()
 	if st := r.Status(); st.QueuedSince.IsZero() {
 		t.Fatal("a pending change is not reported queued")
+	}
+}
+
+// A Partial is a success for everything but what it holds back: the
+// batch is not handed again, the proxy is healthy with those parts shown
+// as degraded, and the applier is called again, with an empty delta, when
+// it asked; a change in between goes at once, without waiting for that.
+func TestPartialIsAppliedAndRetriedWhenAsked(t *testing.T) {
+	h := newHarness(t)
+	h.next()
+	h.app.mu.Lock()
+	h.app.hold, h.app.retryIn = []string{"ns/a:http/TCP: OVSRefused: too large"}, 5*time.Second
+	h.app.mu.Unlock()
+	h.idle()
+	h.tr.UpsertService(object.ServiceOf(svc("a", "10.96.0.1")))
+	h.step(time.Second)
+	if c := h.next(); strings.Join(c.ports, " ") != "+a" {
+		t.Fatalf("first attempt %+v", c)
+	}
+	h.idle()
+	st := h.run.Status()
+	if st.Failures != 0 || !st.QueuedSince.IsZero() || st.LastError != nil || len(st.Degraded) != 1 {
+		t.Fatalf("status after a partial %+v, want healthy with one part degraded", st)
+	}
+	// A change in between is applied at once (min-sync-period after the
+	// last call), not held to the retry.
+	h.tr.UpsertService(object.ServiceOf(svc("b", "10.96.0.2")))
+	h.step(time.Second)
+	if c := h.next(); strings.Join(c.ports, " ") != "+b" || h.offset(c) != 2*time.Second {
+		t.Fatalf("call %+v at %v, want +b alone at 2s", c, h.offset(c))
+	}
+	// Asked again 5 s after that call: with nothing changed, an empty delta.
+	h.app.mu.Lock()
+	h.app.hold = nil
+	h.app.mu.Unlock()
+	h.step(4 * time.Second)
+	h.none()
+	h.step(time.Second)
+	if c := h.next(); c.full || len(c.ports) != 0 || h.offset(c) != 7*time.Second {
+		t.Fatalf("call %+v at %v, want an empty delta at 7s", c, h.offset(c))
+	}
+	h.idle()
+	if st := h.run.Status(); len(st.Degraded) != 0 {
+		t.Fatalf("status after the retry succeeded %+v, want nothing degraded", st)
+	}
+	h.step(10 * time.Second)
+	h.none() // not asked again: nothing until the full sync
+	h.res.mu.Lock()
+	defer h.res.mu.Unlock()
+	if r := h.res.list[1]; r.Err != nil || len(r.Degraded) != 1 {
+		t.Fatalf("the partial attempt's result %+v, want a success with one part degraded", r)
 	}
 }

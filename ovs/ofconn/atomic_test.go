@@ -5,6 +5,7 @@ package ofconn
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestBundleIsAllOrNothing(t *testing.T) {
 	b := Batch{FlowAdds: []*of.Flow{good, bad}}
 	err := c.Commit(ctx, &b, nil)
 	var refused *RefusedError
-	if !errors.As(err, &refused) || refused.Refused != 1 || !strings.Contains(err.Error(), "group:424242") {
+	if !errors.As(err, &refused) || !slices.Equal(refused.Indexes, []int{1}) || !strings.Contains(err.Error(), "group:424242") {
 		t.Fatalf("a bundle with a flow naming a missing group: %v, want it refused naming the flow", err)
 	}
 	if out := o.Ofctl("dump-flows", "br-a", "table=3"); strings.Contains(out, "priority=10") {

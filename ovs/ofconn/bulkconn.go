@@ -194,25 +194,27 @@ func (bc *bulkConn) transact(ctx context.Context, b *Batch, beforeCommit func())
 	_, err := bc.w.Write(controlMessage(id, openflow15.OFPBCT_OPEN_REQUEST, openXID))
 	first := bc.xid + 1
 	var buf []byte
+	var unsendable *RefusedError
 	for i := 0; i < b.Len() && err == nil; i++ {
 		xid := bc.nextXID()
 		buf = appendOFHeader(buf[:0], openflow15.Type_BundleAddMessage, xid, 0)
 		buf = binary.BigEndian.AppendUint32(buf, id)
 		buf = binary.BigEndian.AppendUint16(buf, 0)
 		buf = binary.BigEndian.AppendUint16(buf, bundleFlags)
-		if buf, err = b.message(buf, i, xid); err != nil {
-			err = fmt.Errorf("encoding %s: %w", b.describe(i), err)
+		var encErr error
+		if buf, encErr = b.message(buf, i, xid); encErr != nil {
+			unsendable = refuse(nil, b, i, "could not be encoded: "+encErr.Error())
 			break
 		}
-		if len(buf) > 0xffff {
-			err = fmt.Errorf("%s: %d bytes, more than an OpenFlow message holds", b.describe(i), len(buf))
+		if len(buf) > maxMessage {
+			unsendable = refuse(nil, b, i, tooLong(len(buf)-bundleAddHeadLen))
 			break
 		}
 		binary.BigEndian.PutUint16(buf[2:], uint16(len(buf)))
 		_, err = bc.w.Write(buf)
 	}
 	closeXID := bc.nextXID()
-	if err == nil {
+	if err == nil && unsendable == nil {
 		_, err = bc.w.Write(controlMessage(id, openflow15.OFPBCT_CLOSE_REQUEST, closeXID))
 	}
 	if err == nil {
@@ -221,6 +223,11 @@ func (bc *bulkConn) transact(ctx context.Context, b *Batch, beforeCommit func())
 	bc.wmu.Unlock()
 	if err != nil {
 		return fmt.Errorf("sending the bundle: %w", err)
+	}
+	if unsendable != nil {
+		// Nothing is committed; the open bundle is dropped.
+		bc.discard(ctx, id)
+		return unsendable
 	}
 
 	// Every message is answered (errors) before the close is.
@@ -255,7 +262,11 @@ func (bc *bulkConn) transact(ctx context.Context, b *Batch, beforeCommit func())
 	if refused := refusedIn(b, evs, first, closeXID); refused != nil {
 		return refused
 	}
-	return controlError(evs, commitXID, fmt.Sprintf("commit the bundle (%d messages)", b.Len()))
+	if err := controlError(evs, commitXID, "commit the bundle"); err != nil {
+		// Refused without naming a message: still nothing committed.
+		return &RefusedError{Messages: b.Len(), Examples: []string{err.Error()}}
+	}
+	return nil
 }
 
 // refusedIn collects the errors answering the bundle's messages (xids
@@ -264,16 +275,18 @@ func refusedIn(b *Batch, evs []event, first, end uint32) *RefusedError {
 	var r *RefusedError
 	for _, e := range evs {
 		if e.isError && e.xid >= first && e.xid < end {
-			if r == nil {
-				r = &RefusedError{Messages: b.Len()}
-			}
-			r.Refused++
-			if len(r.Examples) < maxRefusedShown {
-				r.Examples = append(r.Examples, b.describe(int(e.xid-first))+": "+ofError(e.errType, e.errCode))
-			}
+			r = refuse(r, b, int(e.xid-first), ofError(e.errType, e.errCode))
 		}
 	}
 	return r
+}
+
+// maxMessage is the longest OpenFlow message (its length is 16 bits).
+const maxMessage = 0xffff
+
+// tooLong says why a message of n bytes cannot be in a bundle.
+func tooLong(n int) string {
+	return fmt.Sprintf("%d bytes, more than a bundled OpenFlow message holds (%d)", n, maxMessage-bundleAddHeadLen)
 }
 
 // controlError is the switch's error answering a bundle control message.

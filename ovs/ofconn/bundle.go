@@ -67,23 +67,51 @@ func (b *Batch) object(i int) (*of.Flow, *of.Group) {
 	return nil, nil
 }
 
-// describe names the i-th message for an error.
-func (b *Batch) describe(i int) string {
+// Target is what the i-th message is about: a flow, by its cookie (an
+// add, or a delete of that exact cookie), or a group, by its ID.
+func (b *Batch) Target(i int) (cookie uint64, group uint32, isGroup bool) {
 	switch f, g := b.object(i); {
-	case g != nil && i < len(b.GroupAdds):
-		return "add " + g.Text()
 	case g != nil:
-		return "modify " + g.Text()
+		return 0, g.ID, true
 	case f != nil:
-		return "add " + f.Text()
+		return f.Cookie(), 0, false
 	}
 	i -= len(b.GroupAdds) + len(b.GroupModifies) + len(b.FlowAdds)
 	if i < len(b.FlowDeletes) {
-		d := b.FlowDeletes[i]
-		return fmt.Sprintf("delete flows cookie=0x%x/0x%x", d.Cookie, d.Mask)
+		return b.FlowDeletes[i].Cookie, 0, false
 	}
-	return fmt.Sprintf("delete group_id=%d", b.GroupDeletes[i-len(b.FlowDeletes)])
+	return 0, b.GroupDeletes[i-len(b.FlowDeletes)], true
 }
+
+// describe names the i-th message for an error, in at most
+// maxDescription bytes: a group by its ID and size, never its buckets
+// (a group of 400 buckets is 50 KB of text).
+func (b *Batch) describe(i int) string {
+	var s string
+	switch f, g := b.object(i); {
+	case g != nil && i < len(b.GroupAdds):
+		s = fmt.Sprintf("add group %#x (%d buckets)", g.ID, g.Buckets.Len())
+	case g != nil:
+		s = fmt.Sprintf("modify group %#x (%d buckets)", g.ID, g.Buckets.Len())
+	case f != nil:
+		s = "add " + f.Text()
+	default:
+		i -= len(b.GroupAdds) + len(b.GroupModifies) + len(b.FlowAdds)
+		if i < len(b.FlowDeletes) {
+			d := b.FlowDeletes[i]
+			s = fmt.Sprintf("delete flows cookie=0x%x/0x%x", d.Cookie, d.Mask)
+		} else {
+			s = fmt.Sprintf("delete group %#x", b.GroupDeletes[i-len(b.FlowDeletes)])
+		}
+	}
+	if len(s) > maxDescription {
+		s = s[:maxDescription] + "…"
+	}
+	return s
+}
+
+// maxDescription bounds a message's description.
+const maxDescription = 300
 
 // commitTimeout bounds a commit when the caller's context has no deadline.
 const commitTimeout = 60 * time.Second
@@ -176,16 +204,35 @@ func (c *Conn) bulkLink(ctx context.Context) (link, error) {
 	return l, nil
 }
 
-// RefusedError is a bundle the switch refused messages of; nothing of it
-// was committed.
+// RefusedError is a bundle the switch refused, or that could not be sent
+// because a message could not be encoded: nothing of it was committed,
+// and the connection is fine.
 type RefusedError struct {
-	Messages, Refused int
-	Examples          []string // the first refused messages and why
+	Messages int
+	// Indexes are the refused messages' indexes in the batch, in order
+	// (empty: the switch refused the bundle without naming a message).
+	Indexes  []int
+	Examples []string // the first refused messages and why; or why the bundle was
 }
 
 func (e *RefusedError) Error() string {
+	if len(e.Indexes) == 0 {
+		return fmt.Sprintf("the switch refused the bundle of %d messages, naming none of them: %s", e.Messages, strings.Join(e.Examples, "; "))
+	}
 	return fmt.Sprintf("the switch refused %d of %d messages of the bundle, which was discarded: %s",
-		e.Refused, e.Messages, strings.Join(e.Examples, "; "))
+		len(e.Indexes), e.Messages, strings.Join(e.Examples, "; "))
+}
+
+// refuse adds the i-th message of b, refused for why, to r (made if nil).
+func refuse(r *RefusedError, b *Batch, i int, why string) *RefusedError {
+	if r == nil {
+		r = &RefusedError{Messages: b.Len()}
+	}
+	r.Indexes = append(r.Indexes, i)
+	if len(r.Examples) < maxRefusedShown {
+		r.Examples = append(r.Examples, b.describe(i)+": "+why)
+	}
+	return r
 }
 
 // ofError names an OpenFlow error type and code (ofnet knows their

@@ -47,7 +47,25 @@ type MemBridge struct {
 	groups map[uint32]*memGroup
 	counts MemCounts
 	fault  Fault
+	refuse *Refusal
 	link   *memLink // the link last dialled
+}
+
+// Refusal is a fault the bridge meets at every commit until it is lifted:
+// a bundle holding a message it picks is refused as OVS refuses a message
+// it cannot apply (naming the message, or not).
+type Refusal struct {
+	// Picks takes what a message is about (Batch.Target).
+	Picks func(cookie uint64, group uint32, isGroup bool) bool
+	// Unnamed: the commit is refused without naming the message.
+	Unnamed bool
+}
+
+// RefuseWhile makes the bridge meet r until RefuseWhile(nil).
+func (br *MemBridge) RefuseWhile(r *Refusal) {
+	br.mu.Lock()
+	br.refuse = r
+	br.mu.Unlock()
 }
 
 // MemCounts counts what the bridge committed and refused.
@@ -232,7 +250,10 @@ func (br *MemBridge) transactLocked(b *Batch, around func(commit func() error) e
 	for i := range msgs {
 		var err error
 		if buf, err = b.message(buf[:0], i, uint32(i+1)); err != nil {
-			return fmt.Errorf("encoding %s: %w", b.describe(i), err)
+			return refuse(nil, b, i, "could not be encoded: "+err.Error())
+		}
+		if len(buf)+bundleAddHeadLen > maxMessage {
+			return refuse(nil, b, i, tooLong(len(buf)))
 		}
 		m, err := decodeMessage(slices.Clone(buf)) // kept: buf is reused
 		var r refusal
@@ -258,7 +279,15 @@ func (br *MemBridge) transactLocked(b *Batch, around func(commit func() error) e
 	commit := func() error {
 		flows, groups := maps.Clone(br.flows), maps.Clone(br.groups)
 		for i, m := range msgs {
-			if r, ok := apply(flows, groups, m); !ok {
+			r, ok := apply(flows, groups, m)
+			if ok && br.refuse != nil && br.refuse.Picks(b.Target(i)) {
+				if br.refuse.Unnamed {
+					br.counts.Refused++
+					return &RefusedError{Messages: b.Len(), Examples: []string{"the switch refused to commit the bundle: " + refusal{openflow15.ET_BUNDLE_FAILED, openflow15.BFC_MSG_FAILED}.Error()}}
+				}
+				r, ok = refusal{openflow15.ET_BAD_ACTION, openflow15.BAC_BAD_ARGUMENT}, false
+			}
+			if !ok {
 				br.counts.Refused++
 				return addRefusal(nil, b, i, r)
 			}
@@ -276,14 +305,7 @@ func (br *MemBridge) transactLocked(b *Batch, around func(commit func() error) e
 }
 
 func addRefusal(r *RefusedError, b *Batch, i int, why refusal) *RefusedError {
-	if r == nil {
-		r = &RefusedError{Messages: b.Len()}
-	}
-	r.Refused++
-	if len(r.Examples) < maxRefusedShown {
-		r.Examples = append(r.Examples, b.describe(i)+": "+why.Error())
-	}
-	return r
+	return refuse(r, b, i, why.Error())
 }
 
 // apply applies one message to the tables, as OVS commits it.

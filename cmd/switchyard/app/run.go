@@ -87,9 +87,14 @@ type programmer struct {
 	freeing atomic.Bool
 }
 
+// A driver's error that is a runner.Partial (dataplanes.Degraded) is a
+// success for everything it does not hold back: the health-check servers
+// follow the graph, and the error goes on to the runner.
+
 func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
 	p.gaps.sync(s)
-	if err := p.driver.Sync(ctx, s); err != nil {
+	err := p.driver.Sync(ctx, s)
+	if failed(err) {
 		return err
 	}
 	p.hc.Sync(s)
@@ -107,16 +112,24 @@ func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
 			debug.FreeOSMemory()
 		}()
 	}
-	return nil
+	return err
 }
 
 func (p *programmer) Apply(ctx context.Context, d graph.Delta) error {
 	p.gaps.apply(d)
-	if err := p.driver.Apply(ctx, d); err != nil {
+	err := p.driver.Apply(ctx, d)
+	if failed(err) {
 		return err
 	}
 	p.hc.Apply(d)
-	return nil
+	return err
+}
+
+// failed reports whether a driver's error is a failure of the whole call
+// (not a runner.Partial).
+func failed(err error) bool {
+	var partial runner.Partial
+	return err != nil && !errors.As(err, &partial)
 }
 
 func (o *runOptions) run(ctx context.Context) error {
@@ -145,6 +158,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	for _, kind := range []string{"full", "delta"} {
 		m.ApplyErrors.WithLabelValues(o.dataplane, kind) // show the series at 0
 	}
+	m.Degraded.WithLabelValues(o.dataplane).Set(0)
 	client, err := o.src.client()
 	if err != nil {
 		return err

@@ -151,3 +151,23 @@ func TestServiceHealthReportsUnhealthyProxy(t *testing.T) {
 		t.Fatalf("probe %+v, want 503 while the proxy is unhealthy", r)
 	}
 }
+
+// Parts the driver holds back leave the proxy healthy: /healthz answers
+// 200 and lists them, at most maxDegradedShown and then how many more.
+func TestDegradedPartsAreHealthyAndListed(t *testing.T) {
+	var lines []string
+	for i := range 25 {
+		lines = append(lines, fmt.Sprintf("ns/svc-%d:http/TCP: OVSRefused: the switch refused its group", i))
+	}
+	p := &Proxy{Status: func() runner.Status { return runner.Status{Degraded: lines} }, Timeout: time.Minute}
+	rec := httptest.NewRecorder()
+	p.Mux().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	var rep struct{ Degraded []string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]string{}, lines[:maxDegradedShown]...), "and 5 more")
+	if rec.Code != 200 || fmt.Sprint(rep.Degraded) != fmt.Sprint(want) {
+		t.Fatalf("%d %q, want 200 listing %q", rec.Code, rep.Degraded, want)
+	}
+}

@@ -5,6 +5,7 @@ package health
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -27,7 +28,14 @@ type proxyReport struct {
 	Failures     int       `json:"consecutiveFailures,omitempty"`
 	LastError    string    `json:"lastError,omitempty"`
 	NodeEligible bool      `json:"nodeEligible"`
+	// Degraded lists what the driver holds back while it programs the
+	// rest (at most maxDegradedShown, then how many more): the proxy is
+	// still healthy.
+	Degraded []string `json:"degraded,omitempty"`
 }
+
+// maxDegradedShown bounds the degraded parts /healthz spells out.
+const maxDegradedShown = 20
 
 // Healthy reports whether the proxy keeps up with its changes.
 func (p *Proxy) Healthy() bool {
@@ -49,6 +57,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 		Failures: st.Failures, NodeEligible: true}
 	if st.LastError != nil {
 		rep.LastError = st.LastError.Error()
+	}
+	rep.Degraded = st.Degraded
+	if n := len(rep.Degraded); n > maxDegradedShown {
+		rep.Degraded = append(rep.Degraded[:maxDegradedShown:maxDegradedShown], fmt.Sprintf("and %d more", n-maxDegradedShown))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
