@@ -120,9 +120,9 @@ func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(string) 
 			return err
 		}
 		why := refusalReason(refused)
-		named := b.ownersOf(batch, refused.Indexes)
+		named := b.ownersAt(batch, refused.Indexes)
 		if len(named) == 0 {
-			named = b.ownersOf(batch, nil)
+			named = b.ownersAt(batch, allMessages(batch))
 			if len(named) > 1 {
 				half := map[string]bool{}
 				for _, o := range named[:len(named)/2] {
@@ -168,20 +168,22 @@ func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch) error {
 	return nil
 }
 
-// ownersOf lists, sorted, the owners of the batch's messages at indexes
-// (nil: every message).
-func (b *bridgeFlows) ownersOf(batch *ofconn.Batch, indexes []int) []string {
+// ownersAt lists, sorted, the owners of the batch's messages at indexes.
+func (b *bridgeFlows) ownersAt(batch *ofconn.Batch, indexes []int) []string {
 	set := map[string]bool{}
-	add := func(i int) { set[b.st.ownerOf(batch.Target(i))] = true }
-	if indexes == nil {
-		for i := range batch.Len() {
-			add(i)
-		}
-	}
 	for _, i := range indexes {
-		add(i)
+		set[b.st.ownerOf(batch.Target(i))] = true
 	}
 	return slices.Sorted(maps.Keys(set))
+}
+
+// allMessages is every index of the batch.
+func allMessages(batch *ofconn.Batch) []int {
+	all := make([]int, batch.Len())
+	for i := range all {
+		all[i] = i
+	}
+	return all
 }
 
 // refusalReason is what the switch said of a refused bundle, bounded.

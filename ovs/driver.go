@@ -251,11 +251,9 @@ func (d *Driver) reconcileLocked(ctx context.Context) error {
 	if err := d.syncFlowsLocked(ctx); err != nil {
 		return err
 	}
-	if err := d.syncHostLocked(ctx); err != nil {
-		return err
-	}
+	d.reportHeldLocked()
 	d.markProgrammedLocked(ctx)
-	return nil
+	return d.syncHostLocked(ctx)
 }
 
 func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInfo, error) {
@@ -270,11 +268,9 @@ func (d *Driver) commitLocked(ctx context.Context) error {
 	if err := d.commitFlowsLocked(ctx); err != nil {
 		return err
 	}
-	if err := d.syncHostLocked(ctx); err != nil {
-		return err
-	}
-	d.markProgrammedLocked(ctx)
-	return nil
+	d.reportHeldLocked()
+	d.markProgrammedLocked(ctx) // a pod needs its own flows, not the host's
+	return d.syncHostLocked(ctx)
 }
 
 // commitFlowsLocked sends the OpenFlow side of what changed as one atomic
@@ -294,19 +290,21 @@ func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 	hostDone := make(chan error, 1)
 	go func() { hostDone <- d.syncHostLocked(ctx) }()
 	err := d.syncFlowsLocked(ctx)
-	if herr := <-hostDone; err == nil {
-		err = herr
-	}
+	herr := <-hostDone
 	if err != nil {
 		return err
 	}
-	d.markProgrammedLocked(ctx)
 	d.adopted = true
+	d.reportHeldLocked()
+	d.markProgrammedLocked(ctx)
+	if herr != nil {
+		return herr
+	}
 	d.reportClamped()
 	d.reportShadowed()
 	d.reportCollided()
 	d.flushUDP(ctx, stale)
-	return nil
+	return d.degradedLocked()
 }
 
 // syncFlowsLocked reads the bridge back and commits the difference.
@@ -315,7 +313,8 @@ func (d *Driver) syncFlowsLocked(ctx context.Context) error {
 	return d.flows.sync(ctx)
 }
 
-// Apply implements dataplanes.Driver.
+// Apply implements dataplanes.Driver. Like Sync, it returns a
+// dataplanes.Degraded while parts the switch refused are held back.
 func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -327,7 +326,7 @@ func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
 	d.reportShadowed()
 	d.reportCollided()
 	d.flushUDP(ctx, stale)
-	return nil
+	return d.degradedLocked()
 }
 
 // reportShadowed says once per flow that it is not installed because

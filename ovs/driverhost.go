@@ -84,7 +84,7 @@ func (d *Driver) mtuLocked() int {
 func (d *Driver) markProgrammedLocked(ctx context.Context) {
 	for _, p := range d.ports.pods {
 		want := fmt.Sprint(p.Port)
-		if p.programmed == want {
+		if p.programmed == want || d.podHeld(p.Port) {
 			continue
 		}
 		if err := d.db.SetInterfaceExternalIDs(ctx, p.iface, map[string]string{cni.KeyProgrammed: want}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
@@ -87,30 +88,41 @@ func TestRestartAdoptsWithoutMods(t *testing.T) {
 
 // A bundle that fails leaves the driver's view consistent: the retry
 // reads the bridge back and converges, whether nothing was applied (lost
-// before the commit), everything was (lost after it), or the bridge held
-// something else (a group deleted behind the driver's back, with the
-// flows sending to it, so OVS refuses the modification); and a resync
-// afterwards sends nothing.
+// before the commit: an error, the runner retries), everything was (lost
+// after it), or the bridge held something else (a group deleted behind
+// the driver's back, with the flows sending to it, so OVS refuses the
+// modification: the service port is held back, and its retry after the
+// backoff reads the bridge back first); and a resync afterwards sends
+// nothing.
 func TestFailedBundleIsRetriedToConvergence(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		break_ func(md *memDriver)
+		held   bool
 	}{
-		{"connection lost before the commit", func(md *memDriver) { md.br.FailNext(ofconn.LoseBeforeCommit) }},
-		{"connection lost after the commit", func(md *memDriver) { md.br.FailNext(ofconn.LoseAfterCommit) }},
+		{"connection lost before the commit", func(md *memDriver) { md.br.FailNext(ofconn.LoseBeforeCommit) }, false},
+		{"connection lost after the commit", func(md *memDriver) { md.br.FailNext(ofconn.LoseAfterCommit) }, false},
 		{"group deleted behind the driver's back", func(md *memDriver) {
 			if err := md.br.Apply(&ofconn.Batch{GroupDeletes: md.groupsOf("ns/web:http/TCP")}); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
 			md.mustSync()
 			setEndpoints(md.tr, "web", "10.244.1.5")
 			tc.break_(md)
-			if err := md.apply(); err == nil {
+			err := md.apply()
+			var degraded *dataplanes.Degraded
+			switch {
+			case err == nil:
 				t.Fatal("the change went through; want it to fail")
+			case errors.As(err, &degraded) != tc.held:
+				t.Fatalf("%v; want the service port held back: %v", err, tc.held)
+			}
+			if tc.held {
+				md.later(holdFirst) // when the runner calls again
 			}
 			md.mustApply() // the runner's retry
 			md.converged()
@@ -285,8 +297,9 @@ func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 	}
 }
 
-// A refused bundle is an error the runner retries; the driver says which
-// message OVS refused.
+// A refused message holds back the service port it is of, named with
+// what OVS said (the group by ID and size, not its buckets), once as a
+// Problem; the rest of the round is programmed.
 func TestRefusalNamesTheMessage(t *testing.T) {
 	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
 	md.mustSync()
@@ -294,10 +307,19 @@ func TestRefusalNamesTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	setEndpoints(md.tr, "web", "10.244.1.6")
+	setEndpoints(md.tr, "np", "10.244.1.7", "10.244.1.77")
 	err := md.apply()
-	var refused *ofconn.RefusedError
-	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "OFPGMFC_UNKNOWN_GROUP") || !strings.Contains(err.Error(), "modify group_id=") {
-		t.Fatalf("%v, want the group modification refused as an unknown group", err)
+	var degraded *dataplanes.Degraded
+	if !errors.As(err, &degraded) || len(degraded.Parts) != 1 || degraded.Parts[0].ServicePort.String() != "ns/web:http/TCP" ||
+		!strings.Contains(degraded.Parts[0].Message, "OFPGMFC_UNKNOWN_GROUP") || !strings.Contains(degraded.Parts[0].Message, "modify group 0x") {
+		t.Fatalf("%v, want ns/web held back, its group modification refused as an unknown group", err)
+	}
+	if !strings.Contains(md.br.Dump(), "10.244.1.77") {
+		t.Fatal("the other Service's change in the same round is not in the bridge")
+	}
+	md.apply()
+	if got := md.sink.reasons(); !slices.Equal(got, []string{"OVSRefused ns/web:http/TCP"}) {
+		t.Fatalf("problems %q, want ns/web reported once", got)
 	}
 }
 

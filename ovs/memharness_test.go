@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
@@ -14,6 +15,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // memDriver is the driver's OpenFlow side on an in-memory bridge, fed by
@@ -32,6 +34,7 @@ type memDriver struct {
 	flows *bridgeFlows
 	d     *Driver // for its reports only
 	sink  *problemLog
+	clock *testingclock.FakeClock // the holds' backoff
 }
 
 // newMemDriver starts a driver (as a switchyard process starting) on br,
@@ -48,12 +51,16 @@ func newMemDriver(t *testing.T, br *ofconn.MemBridge, tr *tracker.Tracker) *memD
 	conn := ofconn.InMemory(br)
 	t.Cleanup(conn.Close)
 	sink := &problemLog{}
-	return &memDriver{t: t, br: br, tr: tr, m: m, conn: conn, sink: sink,
-		flows: newBridgeFlows(conn, m.st, nil),
-		d:     &Driver{model: m, problems: dataplanes.NewOnce(dataplanes.Env{Problems: sink}), said: map[string]bool{}}}
+	flows := newBridgeFlows(conn, m.st, nil)
+	clock := testingclock.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	flows.holds.now = clock.Now
+	return &memDriver{t: t, br: br, tr: tr, m: m, conn: conn, sink: sink, flows: flows, clock: clock,
+		d: &Driver{model: m, flows: flows, problems: dataplanes.NewOnce(dataplanes.Env{Problems: sink}), said: map[string]bool{}}}
 }
 
-// sync is Driver.Sync's OpenFlow side for the tracker's whole graph.
+// sync is Driver.Sync's OpenFlow side for the tracker's whole graph. A
+// dataplanes.Degraded is returned with the graph taken, as the runner
+// takes it.
 func (md *memDriver) sync() error {
 	b := md.tr.Next(true)
 	md.m.sync(b.Snapshot)
@@ -61,8 +68,7 @@ func (md *memDriver) sync() error {
 		return err
 	}
 	md.tr.Commit(b)
-	md.report()
-	return nil
+	return md.report()
 }
 
 // apply is Driver.Apply's OpenFlow side for what changed in the tracker
@@ -74,15 +80,19 @@ func (md *memDriver) apply() error {
 		return err
 	}
 	md.tr.Commit(b)
-	md.report()
-	return nil
+	return md.report()
 }
 
-func (md *memDriver) report() {
+func (md *memDriver) report() error {
+	md.d.reportHeldLocked()
 	md.d.reportClamped()
 	md.d.reportShadowed()
 	md.d.reportCollided()
+	return md.d.degradedLocked()
 }
+
+// later moves the clock the driver's backoff reads by d.
+func (md *memDriver) later(d time.Duration) { md.clock.Step(d) }
 
 // mustSync and mustApply fail the test on an error.
 func (md *memDriver) mustSync() {

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
@@ -145,14 +146,26 @@ func (m *model) tunnelPeer(n graph.Node) pipeline.Peer {
 
 func spOwner(n graph.ServicePortName) string { return "sp/" + n.String() }
 
-// servicePortOfOwner names the service port an owner key is of.
+// servicePortOfOwner names the service port an owner key is of
+// ("sp/NAMESPACE/NAME:PORT/PROTOCOL").
 func (m *model) servicePortOfOwner(owner string) (graph.ServicePortName, bool) {
-	for n := range m.sps {
-		if spOwner(n) == owner {
-			return n, true
-		}
+	rest, ok := strings.CutPrefix(owner, "sp/")
+	ns, rest, ok1 := strings.Cut(rest, "/")
+	rest, proto, ok2 := cutLast(rest, "/")
+	name, port, ok3 := strings.Cut(rest, ":")
+	n := graph.ServicePortName{Namespace: ns, Name: name, Port: port, Protocol: graph.Protocol(proto)}
+	if !ok || !ok1 || !ok2 || !ok3 || m.sps[n] == nil {
+		return graph.ServicePortName{}, false
 	}
-	return graph.ServicePortName{}, false
+	return n, true
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
 }
 
 // setServicePort installs or replaces one service port. It returns the

@@ -1,0 +1,65 @@
+package ovs
+
+import (
+	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"k8s.io/klog/v2"
+)
+
+// What the driver tells about the owners the switch refused (holds.go):
+// each newly held one once, as a Problem (a Warning Event on its
+// Service), and every held one as a dataplanes.Degraded from Sync and
+// Apply, so the runner counts the rest programmed and calls again when
+// the first one is due.
+
+// reasonRefused is the Problem and degraded reason of a held owner.
+const reasonRefused = "OVSRefused"
+
+// reportHeldLocked says, once each, which owners were held back since
+// the last call.
+func (d *Driver) reportHeldLocked() {
+	for owner, why := range d.flows.holds.takeFresh() {
+		part := d.partOf(owner, why)
+		klog.ErrorS(nil, "OVS refused what one part of the node needs: it is held back and retried, the rest is programmed",
+			"part", part.Name(), "refusal", part.Message)
+		p := dataplanes.Problem{ServicePort: part.ServicePort, Reason: reasonRefused,
+			Message: "OVS refused its flows or groups, which are held back and tried again (the rest of the node is programmed): " + part.Message}
+		d.problems.Report(p)
+	}
+}
+
+// degradedLocked is what Sync and Apply return: nil, or the held owners.
+func (d *Driver) degradedLocked() error {
+	held := d.flows.holds.held()
+	if len(held) == 0 {
+		return nil
+	}
+	dg := &dataplanes.Degraded{Retry: d.flows.holds.next()}
+	for _, h := range held {
+		dg.Parts = append(dg.Parts, d.partOf(h.owner, h.why))
+	}
+	return dg
+}
+
+// partOf names a held owner as a degraded part.
+func (d *Driver) partOf(owner, why string) dataplanes.DegradedPart {
+	p := dataplanes.DegradedPart{Reason: reasonRefused, Message: dataplanes.Bounded(why, dataplanes.MaxMessage)}
+	if n, ok := d.model.servicePortOfOwner(owner); ok {
+		p.ServicePort = n
+		return p
+	}
+	switch owner {
+	case "":
+		p.Part = "flows several service ports share"
+	case "static":
+		p.Part = "the static pipeline"
+	default:
+		p.Part = owner // pod/PORT, peer/NODE, a service port since removed
+	}
+	return p
+}
+
+// podHeld reports whether a pod's port is held back: switchyard-cni then
+// goes on waiting for it.
+func (d *Driver) podHeld(port uint32) bool {
+	return d.flows != nil && d.flows.holds.isHeld(podOwner(port))
+}
