@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/build"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/core/object"
+	"github.com/switchyard-proxy/switchyard/core/runner"
 	"github.com/switchyard-proxy/switchyard/core/source/file"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
@@ -44,6 +46,9 @@ type Result struct {
 	Steps    int           `json:"steps,omitempty"`    // the case's steps
 	Skipped  []SkippedStep `json:"skipped,omitempty"`  // steps applied but not judged
 	Failures []string      `json:"failures,omitempty"` // what went wrong, probe by probe
+	// Held is what the driver held back while it programmed the rest
+	// (runner.Partial), step by step: the probes judge what that did.
+	Held []string `json:"held,omitempty"`
 }
 
 // SkippedStep is a step whose changes were made but whose probes were not
@@ -135,7 +140,13 @@ func Check(ctx context.Context, h Harness, c Case) Result {
 		default:
 			err = h.Driver().Apply(ctx, b.Delta)
 		}
-		if err != nil {
+		var partial runner.Partial
+		if errors.As(err, &partial) {
+			// Taken as the runner takes it: the rest is programmed.
+			for _, h := range partial.Held() {
+				r.Held = append(r.Held, fmt.Sprintf("step %d: %s", i+1, h))
+			}
+		} else if err != nil {
 			r.Status = Fail
 			r.Failures = append(r.Failures, fmt.Sprintf("step %d: the driver refused the change: %v", i+1, err))
 			return r

@@ -1,6 +1,7 @@
 package hns_test
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -109,8 +110,10 @@ func TestForeignObjectsAreNeverTouched(t *testing.T) {
 	w.tr.UpsertService(object.ServiceOf(Service("ns", "clash", ClusterIPs("10.96.99.99"), Port("http", tcp, 80, 0))))
 	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "clash-1", "clash", v4, SlicePort("http", tcp, 8080), local("10.244.1.6"))))
 	twoServices(w)
-	if err := w.sync(); err != nil {
-		t.Fatalf("a frontend another component holds failed the whole sync: %v", err)
+	err = w.sync()
+	var degraded *dataplanes.Degraded
+	if !errors.As(err, &degraded) || len(degraded.Parts) != 1 || degraded.Parts[0].ServicePort.Name != "clash" || degraded.Parts[0].Reason != "HNSRefused" {
+		t.Fatalf("a frontend another component holds: %v, want only ns/clash degraded (HNSRefused)", err)
 	}
 	lbs := w.lbs()
 	if _, ok := lbs["10.96.0.10:80/tcp"]; !ok {
@@ -166,6 +169,7 @@ func TestHNSRestartIsRetriedWithoutDuplicates(t *testing.T) {
 		if tries++; tries > 10 {
 			t.Fatal("never recovered from the HNS restart")
 		}
+		w.later(dataplanes.HoldMax) // the runner's next call
 	}
 	if n := w.sim.LoadBalancerCount(); n != 3 {
 		t.Fatalf("%d load balancers, want 3 (no duplicates)", n)

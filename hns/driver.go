@@ -48,7 +48,12 @@ type Driver struct {
 	owned       ownedState
 	touched     map[string]bool
 	reported    map[string]bool
-	started     bool
+	// held are the keys whose HNS calls failed, retried with backoff
+	// while the rest is programmed; refused, the keys HNS refused as it
+	// will again (until they change, or the next full sync).
+	held    *dataplanes.Holds
+	refused map[string]string
+	started bool
 	// stale is set when HNS said an object we referenced is gone (a pod's
 	// endpoint the CNI removed, a load balancer deleted by hand): the next
 	// attempt re-reads HNS first instead of failing the same way.
@@ -73,7 +78,10 @@ func NewDriver(c Client, o Options, env dataplanes.Env) (*Driver, error) {
 		vips: map[string]string{}, vipUsers: map[string]int{}, spVIPs: map[graph.ServicePortName][]string{}, vipTouched: map[string]bool{}, vipErr: map[string]error{},
 		desired: map[string]DesiredLB{}, spKeys: map[graph.ServicePortName][]string{},
 		sps: map[graph.ServicePortName]*graph.ServicePort{}, inst: map[string]installed{}, refs: map[string]int{},
-		touched: map[string]bool{}}
+		touched: map[string]bool{}, held: dataplanes.NewHolds(), refused: map[string]string{}}
+	if o.Now != nil {
+		d.held.Now = o.Now
+	}
 	var err error
 	if d.features, err = c.Features(); err != nil {
 		return nil, fmt.Errorf("HNS features: %w", err)

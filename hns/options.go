@@ -2,6 +2,7 @@ package hns
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/switchyard-proxy/switchyard/dataplanes"
 
@@ -16,6 +17,9 @@ type Options struct {
 	SourceVIP   string
 	NodeIPs     []string
 	StateFile   string
+	// Now is the clock the retries of held load balancers follow (nil:
+	// time.Now; tests set another). Not a flag.
+	Now func() time.Time
 }
 
 // AddFlags adds the HNS driver's flags.

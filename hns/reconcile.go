@@ -33,9 +33,13 @@ type round struct {
 }
 
 // reconcile brings every touched key to its desired state with the
-// fewest HNS calls. Transient failures are returned (the batch is retried
-// with everything still pending); failures HNS will repeat (a frontend
-// another component holds) are reported and left for the next full sync.
+// fewest HNS calls. A load balancer whose call fails is held back and
+// tried again after a backoff, one HNS refuses as it will again (a
+// frontend another component holds) is left until it changes or the next
+// full sync; both are reported and returned as a dataplanes.Degraded, and
+// every other key is programmed. Failures of the node's side (the
+// network, the source VIP, an object HNS lost) are returned as errors:
+// the runner retries the batch with everything still pending.
 func (d *Driver) reconcile(full bool) error {
 	if !full {
 		if err := d.recheckNetwork(); err != nil {
@@ -68,23 +72,13 @@ func (d *Driver) reconcile(full bool) error {
 	}
 	d.syncVIPEndpoints()
 
-	fail := func(key string, err error) {
-		if permanent(err) {
-			d.report(d.serviceOf(key), "HNSRefused", err.Error())
-			delete(d.touched, key)
-			return
-		}
-		if errors.Is(err, ErrNotFound) {
-			d.stale = true
-		} else if sp := d.serviceOf(key); sp.Name != "" {
-			// Retried with backoff; said once per service port and error.
-			d.report(sp, "HNSCallFailed", "will retry: "+err.Error())
-		}
-		transient = append(transient, fmt.Errorf("%s: %w", key, err))
-	}
+	now := d.held.Now()
+	retrying, include := d.held.StartRound(now, full)
 	keys := make([]string, 0, len(d.touched))
 	for k := range d.touched {
-		keys = append(keys, k)
+		if include(k) {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	for _, key := range keys {
@@ -95,9 +89,12 @@ func (d *Driver) reconcile(full bool) error {
 		switch {
 		case errors.Is(err, errLater):
 		case err != nil:
-			fail(key, err)
+			if nodeErr := d.failed(key, err); nodeErr != nil {
+				transient = append(transient, nodeErr)
+			}
 		default:
 			delete(d.touched, key)
+			delete(d.refused, key)
 		}
 	}
 	if err := d.collectRemote(r.unused); err != nil {
@@ -106,7 +103,11 @@ func (d *Driver) reconcile(full bool) error {
 	if err := d.owned.saveIfChanged(d.opts.StateFile); err != nil {
 		transient = append(transient, fmt.Errorf("saving %s: %w", d.opts.StateFile, err))
 	}
-	return errors.Join(transient...)
+	if err := errors.Join(transient...); err != nil {
+		return err
+	}
+	d.held.EndRound(retrying, now)
+	return d.degraded()
 }
 
 // reconcileKey brings one load balancer to its desired state.

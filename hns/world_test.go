@@ -2,9 +2,11 @@ package hns_test
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/build"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
@@ -14,6 +16,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/hns/hnssim"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 var (
@@ -35,6 +38,7 @@ type world struct {
 	d     *hns.Driver
 	tr    *tracker.Tracker
 	netTy string
+	clock *testingclock.FakeClock
 }
 
 func newWorld(t *testing.T, winBuild hnssim.Build, networkType string) *world {
@@ -48,7 +52,8 @@ func newWorld(t *testing.T, winBuild hnssim.Build, networkType string) *world {
 	w.sim.AddLocalEndpoint("cbr0", "p1", "10.244.1.5")
 	w.sim.AddLocalEndpoint("cbr0", "p2", "10.244.1.6")
 	w.sim.AddLocalEndpoint("cbr0", "p1v6", "fd00:244:1::5")
-	w.opts = hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(t.TempDir(), "owned.json")}
+	w.clock = testingclock.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	w.opts = hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(t.TempDir(), "owned.json"), Now: w.clock.Now}
 	if networkType == "Overlay" {
 		w.opts.SourceVIP = "10.244.1.254"
 	}
@@ -67,14 +72,24 @@ func (w *world) start() {
 	w.d = d
 }
 
+// sync and apply take a batch as the runner does: a success, or a
+// dataplanes.Degraded (the rest programmed), commits it.
 func (w *world) sync() error {
 	b := w.tr.Next(true)
 	err := w.d.Sync(context.Background(), b.Snapshot)
-	if err == nil {
+	if taken(err) {
 		w.tr.Commit(b)
 	}
 	return err
 }
+
+func taken(err error) bool {
+	var degraded *dataplanes.Degraded
+	return err == nil || errors.As(err, &degraded)
+}
+
+// later moves the driver's clock (its retries' backoff) by d.
+func (w *world) later(d time.Duration) { w.clock.Step(d) }
 
 func (w *world) mustSync() {
 	w.t.Helper()
@@ -86,7 +101,7 @@ func (w *world) mustSync() {
 func (w *world) apply() error {
 	b := w.tr.Next(false)
 	err := w.d.Apply(context.Background(), b.Delta)
-	if err == nil {
+	if taken(err) {
 		w.tr.Commit(b)
 	}
 	return err

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
@@ -35,14 +36,14 @@ type bridgeFlows struct {
 	// the next one.
 	unsure bool
 	// holds are the owners whose changes the switch refused.
-	holds *holds
+	holds *dataplanes.Holds
 	// lastCommit is the last non-empty commit's time until OVS confirmed
 	// it (read by benchmarks).
 	lastCommit time.Duration
 }
 
 func newBridgeFlows(conn *ofconn.Conn, st *state, follow *follower) *bridgeFlows {
-	return &bridgeFlows{conn: conn, st: st, follow: follow, holds: newHolds()}
+	return &bridgeFlows{conn: conn, st: st, follow: follow, holds: dataplanes.NewHolds()}
 }
 
 // dump reads the flows carrying the driver's cookie tag and every group.
@@ -88,8 +89,8 @@ func (b *bridgeFlows) commit(ctx context.Context) error { return b.round(ctx, fa
 // read back: the refusal may have come from a bridge changed behind the
 // driver's back (a group deleted), which the read-back repairs.
 func (b *bridgeFlows) round(ctx context.Context, all bool) error {
-	now := b.holds.now()
-	retrying, include := b.holds.startRound(now, all)
+	now := b.holds.Now()
+	retrying, include := b.holds.StartRound(now, all)
 	if b.unsure || len(retrying) > 0 && !all {
 		if err := b.readBack(ctx); err != nil {
 			return err
@@ -97,7 +98,7 @@ func (b *bridgeFlows) round(ctx context.Context, all bool) error {
 	}
 	err := b.commitIsolating(ctx, include)
 	if err == nil {
-		b.holds.endRound(retrying, now)
+		b.holds.EndRound(retrying, now)
 	}
 	return err
 }
@@ -135,7 +136,7 @@ func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(string) 
 			}
 		}
 		for _, o := range named {
-			b.holds.hold(o, why)
+			b.holds.Hold(o, why)
 		}
 	}
 }

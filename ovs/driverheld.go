@@ -17,7 +17,7 @@ const reasonRefused = "OVSRefused"
 // reportHeldLocked says, once each, which owners were held back since
 // the last call.
 func (d *Driver) reportHeldLocked() {
-	for owner, why := range d.flows.holds.takeFresh() {
+	for owner, why := range d.flows.holds.TakeFresh() {
 		part := d.partOf(owner, why)
 		klog.ErrorS(nil, "OVS refused what one part of the node needs: it is held back and retried, the rest is programmed",
 			"part", part.Name(), "refusal", part.Message)
@@ -29,13 +29,13 @@ func (d *Driver) reportHeldLocked() {
 
 // degradedLocked is what Sync and Apply return: nil, or the held owners.
 func (d *Driver) degradedLocked() error {
-	held := d.flows.holds.held()
+	held := d.flows.holds.Held()
 	if len(held) == 0 {
 		return nil
 	}
-	dg := &dataplanes.Degraded{Retry: d.flows.holds.next()}
+	dg := &dataplanes.Degraded{Retry: d.flows.holds.Next()}
 	for _, h := range held {
-		dg.Parts = append(dg.Parts, d.partOf(h.owner, h.why))
+		dg.Parts = append(dg.Parts, d.partOf(h.Part, h.Why))
 	}
 	return dg
 }
@@ -61,5 +61,5 @@ func (d *Driver) partOf(owner, why string) dataplanes.DegradedPart {
 // podHeld reports whether a pod's port is held back: switchyard-cni then
 // goes on waiting for it.
 func (d *Driver) podHeld(port uint32) bool {
-	return d.flows != nil && d.flows.holds.isHeld(podOwner(port))
+	return d.flows != nil && d.flows.holds.IsHeld(podOwner(port))
 }

@@ -115,7 +115,7 @@ func TestOneRefusedServicePortStaysHeldAlone(t *testing.T) {
 
 			// OVS takes it again: the next call after the backoff programs it.
 			md.br.RefuseWhile(nil)
-			md.later(holdFirst)
+			md.later(dataplanes.HoldFirst)
 			md.mustApply()
 			md.converged()
 			if got := md.sink.reasons(); len(got) != 1 {

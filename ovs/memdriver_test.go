@@ -122,7 +122,7 @@ func TestFailedBundleIsRetriedToConvergence(t *testing.T) {
 				t.Fatalf("%v; want the service port held back: %v", err, tc.held)
 			}
 			if tc.held {
-				md.later(holdFirst) // when the runner calls again
+				md.later(dataplanes.HoldFirst) // when the runner calls again
 			}
 			md.mustApply() // the runner's retry
 			md.converged()

@@ -53,7 +53,7 @@ func newMemDriver(t *testing.T, br *ofconn.MemBridge, tr *tracker.Tracker) *memD
 	sink := &problemLog{}
 	flows := newBridgeFlows(conn, m.st, nil)
 	clock := testingclock.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
-	flows.holds.now = clock.Now
+	flows.holds.Now = clock.Now
 	return &memDriver{t: t, br: br, tr: tr, m: m, conn: conn, sink: sink, flows: flows, clock: clock,
 		d: &Driver{model: m, flows: flows, problems: dataplanes.NewOnce(dataplanes.Env{Problems: sink}), said: map[string]bool{}}}
 }

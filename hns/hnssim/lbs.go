@@ -123,6 +123,11 @@ func (s *Sim) DeleteLoadBalancer(id string) error {
 // validate checks a load balancer as HNS would; self is the ID being
 // updated ("" on create).
 func (s *Sim) validate(lb *hns.LoadBalancer, self string) error {
+	if s.refuse != nil {
+		if err := s.refuse(lb); err != nil {
+			return err
+		}
+	}
 	if len(lb.PortMappings) == 0 {
 		return errors.New("load balancer has no port mapping")
 	}

@@ -52,8 +52,11 @@ type Sim struct {
 	next      int
 	calls     map[string]int
 	faults    map[string][]error
-	down      int // calls still failing after a restart
-	version   hns.Version
+	// refuse, when set, fails creating or modifying the load balancers
+	// it returns an error for (a fault kept to some Services).
+	refuse  func(*hns.LoadBalancer) error
+	down    int // calls still failing after a restart
+	version hns.Version
 	// ignoreModifies: ModifyLoadBalancer succeeds and changes nothing.
 	ignoreModifies bool
 	hostMAC        string
@@ -177,6 +180,14 @@ func (s *Sim) FailNext(op string, err error, n int) {
 	for range n {
 		s.faults[op] = append(s.faults[op], err)
 	}
+}
+
+// RefuseWhile makes creating or modifying a load balancer fail with what
+// refuse returns for it, until RefuseWhile(nil).
+func (s *Sim) RefuseWhile(refuse func(*hns.LoadBalancer) error) {
+	s.mu.Lock()
+	s.refuse = refuse
+	s.mu.Unlock()
 }
 
 // Restart simulates the HNS service restarting: objects persist (HNS
