@@ -35,18 +35,31 @@ func BenchmarkRealOVS(b *testing.B) {
 	}
 }
 
-func realOVSScenario(b *testing.B, n, changes int) {
+// benchDriver starts a private OVS and a driver on it.
+func benchDriver(b *testing.B, ctx context.Context) (*ovstest.OVS, *Driver) {
 	o := ovstest.Start(b)
 	opts := testOptions()
 	opts.Bridge, opts.RunDir, opts.DatapathType = bridge, o.Dir, "netdev"
 	opts.HostNetNS, opts.NodeFile = "/var/run/netns/"+o.NS, o.Dir+"/node.json" // never this machine's own
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	d, err := newDriver(ctx, opts, dataplanes.Env{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer d.Close()
+	b.Cleanup(func() { d.Close() })
+	return o, d
+}
+
+// percentile is the p-th percentile of ds, in ms.
+func percentile(ds []time.Duration, p int) float64 {
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	return float64(ds[(len(ds)-1)*p/100].Microseconds()) / 1000
+}
+
+func realOVSScenario(b *testing.B, n, changes int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	o, d := benchDriver(b, ctx)
 
 	c := testobj.Synthetic(n, 10)
 	tr := tracker.New(tracker.Options{NodeName: "node-0"})
@@ -111,12 +124,7 @@ func realOVSScenario(b *testing.B, n, changes int) {
 	resynced := d.conn.Stats()
 	b.ReportMetric(float64(resync.Microseconds())/1000, "resync-ms")
 	b.ReportMetric(float64(resynced.FlowMods-after.FlowMods+resynced.GroupMods-after.GroupMods), "resync-flow-mods")
-	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
-	pct := func(ds []time.Duration, p int) float64 {
-		ds = slices.Clone(ds)
-		slices.Sort(ds)
-		return ms(ds[(len(ds)-1)*p/100])
-	}
+	pct := percentile
 	b.ReportMetric(cold.Seconds(), "cold-sync-s")
 	b.ReportMetric(coldCommit.Seconds(), "cold-in-ovs-s")
 	b.ReportMetric(coldSettle.Seconds(), "cold-settle-s")

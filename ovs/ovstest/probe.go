@@ -250,3 +250,47 @@ func (c *Conn) RoundTrip(msg string, timeout time.Duration) error {
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }
+
+// ServeIdentityEcho answers every connection to port in a namespace with
+// "identity\n", then echoes every line back, until the test ends: a
+// long-lived connection that knows which endpoint it reached.
+func ServeIdentityEcho(t testing.TB, ns string, port uint16, identity string) {
+	t.Helper()
+	l := listenTCP(t, ns, "", port)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				fmt.Fprintf(c, "%s\n", identity)
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil || func() error { _, err := c.Write([]byte(line)); return err }() != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+}
+
+// DialIdentity opens a connection from a namespace to a ServeIdentityEcho
+// server (through a Service, say) and returns it with the identity of
+// the one that answered.
+func DialIdentity(ns string, dst netip.AddrPort, timeout time.Duration) (*Conn, string, error) {
+	c, err := dialFrom(ns, "tcp", netip.Addr{}, dst, timeout)
+	if err != nil {
+		return nil, "", err
+	}
+	c.SetDeadline(time.Now().Add(timeout))
+	id, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		c.Close()
+		return nil, "", classify(err)
+	}
+	return &Conn{c: c}, strings.TrimSpace(id), nil
+}

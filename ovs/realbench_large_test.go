@@ -1,0 +1,88 @@
+//go:build linux
+
+package ovs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/object"
+	"github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+)
+
+// BenchmarkRealOVSLargeService is the 10k Services load (10 endpoints
+// each) plus one Service of 1k, 10k or 50k endpoints (slices of 1 000,
+// every tenth not ready), in a real OVS: the cold sync of it all, then
+// 200 changes of one of the large Service's endpoints (readiness flips),
+// each timed as the whole Apply (until the datapath followed), with the
+// core's own part of the change (the tracker's delta) beside it. Run with
+// -benchtime 1x.
+func BenchmarkRealOVSLargeService(b *testing.B) {
+	const changes = 200
+	for _, eps := range []int{1000, 10_000, 50_000} {
+		b.Run(fmt.Sprintf("services=10000/large=%d", eps), func(b *testing.B) {
+			for b.Loop() {
+				largeServiceScenario(b, eps, changes)
+			}
+		})
+	}
+}
+
+func largeServiceScenario(b *testing.B, eps, changes int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	o, d := benchDriver(b, ctx)
+	c := testobj.Synthetic(10_000, 10)
+	tr := tracker.New(tracker.Options{NodeName: "node-0"})
+	c.Feed(tr)
+	svc, slices := testobj.Large("big", "web", "node-0", eps, 1000, false)
+	tr.UpsertService(object.ServiceOf(svc))
+	for _, s := range slices {
+		tr.UpsertEndpointSlice(object.EndpointSliceOf(s))
+	}
+	full := tr.Next(true)
+	start := time.Now()
+	if err := d.Sync(ctx, full.Snapshot); err != nil {
+		b.Fatal(err)
+	}
+	cold := time.Since(start)
+	tr.Commit(full)
+	// Every ready endpoint of the large Service is a bucket in OVS.
+	buckets := strings.Count(o.Ofctl("dump-groups", bridge), "nat(dst=10.")
+	if want := 10_000*10 + eps*9/10; buckets < want {
+		b.Fatalf("OVS holds %d endpoint buckets, want at least %d", buckets, want)
+	}
+
+	target := slices[len(slices)/2]
+	flipped := target.DeepCopy()
+	notReady := false
+	flipped.Endpoints[3].Conditions.Ready = &notReady
+	versions := []*object.EndpointSlice{object.EndpointSliceOf(flipped), object.EndpointSliceOf(target)}
+	before := d.conn.Stats()
+	var apply, core []time.Duration
+	for i := range changes {
+		t0 := time.Now()
+		tr.UpsertEndpointSlice(versions[i%2])
+		bt := tr.Next(false)
+		t1 := time.Now()
+		if err := d.Apply(ctx, bt.Delta); err != nil {
+			b.Fatal(err)
+		}
+		apply = append(apply, time.Since(t1))
+		core = append(core, t1.Sub(t0))
+		tr.Commit(bt)
+	}
+	after := d.conn.Stats()
+	b.ReportMetric(cold.Seconds(), "cold-sync-s")
+	b.ReportMetric(float64(buckets), "buckets-in-ovs")
+	b.ReportMetric(percentile(apply, 50), "apply-p50-ms")
+	b.ReportMetric(percentile(apply, 99), "apply-p99-ms")
+	b.ReportMetric(percentile(core, 50), "core-p50-ms")
+	b.ReportMetric(percentile(core, 99), "core-p99-ms")
+	b.ReportMetric(float64(after.FlowMods-before.FlowMods)/float64(changes), "flow-mods/change")
+	b.ReportMetric(float64(after.GroupMods-before.GroupMods)/float64(changes), "group-mods/change")
+}
