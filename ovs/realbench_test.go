@@ -35,8 +35,9 @@ func BenchmarkRealOVS(b *testing.B) {
 	}
 }
 
-// benchDriver starts a private OVS and a driver on it.
-func benchDriver(b *testing.B, ctx context.Context) (*ovstest.OVS, *Driver) {
+// benchDriver starts a private OVS and a driver on it (no node network
+// around it: for what the bridge holds, not for traffic).
+func benchDriver(b testing.TB, ctx context.Context) (*ovstest.OVS, *Driver) {
 	o := ovstest.Start(b)
 	opts := testOptions()
 	opts.Bridge, opts.RunDir, opts.DatapathType = bridge, o.Dir, "netdev"
