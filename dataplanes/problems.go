@@ -48,7 +48,7 @@ func (o *Once) Report(p Problem) bool {
 		return false
 	}
 	o.said[p] = true
-	klog.InfoS("The dataplane cannot program this as asked", "servicePort", p.ServicePort.String(), "reason", p.Reason, "problem", p.Message)
+	klog.InfoS("The dataplane cannot program this as asked", "servicePort", p.ServicePort.String(), "reason", p.Reason, "problem", Bounded(p.Message, MaxMessage))
 	o.env.Report(p)
 	return true
 }

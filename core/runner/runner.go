@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -146,10 +147,17 @@ func (r *Runner) Status() Status {
 	return s
 }
 
-// RunOnce performs one full sync.
+// RunOnce performs one full sync. What the applier holds back is an
+// error here: nothing will try it again.
 func (r *Runner) RunOnce(ctx context.Context) error {
 	r.Trigger()
-	return r.attempt(ctx, true, false)
+	if err := r.attempt(ctx, true, false); err != nil {
+		return err
+	}
+	if held := r.Status().Degraded; len(held) > 0 {
+		return fmt.Errorf("programmed all but %d part(s), held back: %s", len(held), strings.Join(held[:min(len(held), 5)], "; "))
+	}
+	return nil
 }
 
 // Run loops until ctx ends: a full sync first, then batches.

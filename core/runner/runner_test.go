@@ -385,3 +385,18 @@ func TestPartialIsAppliedAndRetriedWhenAsked(t *testing.T) {
 		t.Fatalf("the partial attempt's result %+v, want a success with one part degraded", r)
 	}
 }
+
+// RunOnce (switchyard run --once) fails when the applier held parts
+// back: nothing would try them again.
+func TestRunOnceFailsOnWhatIsHeldBack(t *testing.T) {
+	clock := testingclock.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	app := &fakeApplier{clock: clock, calls: make(chan call, 4), hold: []string{"ns/a:http/TCP: OVSRefused: too large"}}
+	r := New(tracker.New(tracker.Options{NodeName: "n", Now: clock.Now}), app, Config{Clock: clock}, nil)
+	if err := r.RunOnce(context.Background()); err == nil || !strings.Contains(err.Error(), "ns/a:http/TCP") {
+		t.Fatalf("RunOnce: %v, want an error naming what is held back", err)
+	}
+	app.hold = nil
+	if err := r.RunOnce(context.Background()); err != nil {
+		t.Fatalf("RunOnce with nothing held back: %v", err)
+	}
+}

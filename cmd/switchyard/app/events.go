@@ -41,7 +41,8 @@ func (e *events) Problem(p dataplanes.Problem) {
 		return // no Service to attach it to: counted (the driver logs it)
 	}
 	ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: p.ServicePort.Namespace, Name: p.ServicePort.Name}
-	e.recorder.Eventf(ref, v1.EventTypeWarning, p.Reason, "%s (dataplane %s, port %s/%s)", p.Message, e.driver, p.ServicePort.Port, p.ServicePort.Protocol)
+	e.recorder.Eventf(ref, v1.EventTypeWarning, p.Reason, "%s (dataplane %s, port %s/%s)",
+		dataplanes.Bounded(p.Message, dataplanes.MaxMessage), e.driver, p.ServicePort.Port, p.ServicePort.Protocol)
 }
 
 // rejected records an Event on the object the core refused.
