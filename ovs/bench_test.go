@@ -98,3 +98,62 @@ func BenchmarkColdModel(b *testing.B) {
 		b.ReportMetric(float64(n)/(1<<20), "bundle-MiB")
 	}
 }
+
+// BenchmarkLargeServiceChange is what one endpoint flipping readiness in
+// one large Service (next to 1k ordinary ones) costs the core (the
+// tracker's delta: the Service rebuilt from its slices) and the driver's
+// model (its groups rendered, the bundle built), without OVS.
+func BenchmarkLargeServiceChange(b *testing.B) {
+	for _, eps := range []int{1000, 10_000, 50_000} {
+		c := testobj.Synthetic(1000, 10)
+		tr := tracker.New(tracker.Options{NodeName: "node-0"})
+		c.Feed(tr)
+		svc, slices := testobj.Large("big", "web", "node-0", eps, 1000, false)
+		tr.UpsertService(object.ServiceOf(svc))
+		for _, s := range slices {
+			tr.UpsertEndpointSlice(object.EndpointSliceOf(s))
+		}
+		opts := testOptions()
+		cfg, err := opts.pipelineConfig()
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := newModel(cfg, true)
+		m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
+		full := tr.Next(true)
+		m.sync(full.Snapshot)
+		m.st.pending(all)
+		m.st.committed(all)
+		tr.Commit(full)
+		flipped := slices[len(slices)/2].DeepCopy()
+		notReady := false
+		flipped.Endpoints[3].Conditions.Ready = &notReady
+		versions := []*object.EndpointSlice{object.EndpointSliceOf(flipped), object.EndpointSliceOf(slices[len(slices)/2])}
+		for _, part := range []string{"core", "driver"} {
+			b.Run(fmt.Sprintf("large=%d/%s", eps, part), func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if part == "driver" {
+						b.StopTimer()
+					}
+					tr.UpsertEndpointSlice(versions[i%2])
+					bt := tr.Next(false)
+					if part == "driver" {
+						b.StartTimer()
+					} else {
+						b.StopTimer()
+					}
+					m.apply(bt.Delta)
+					m.st.pending(all)
+					m.st.committed(all)
+					if part == "core" {
+						b.StartTimer()
+					}
+					tr.Commit(bt)
+					i++
+				}
+			})
+		}
+	}
+}

@@ -63,7 +63,7 @@ func largeServiceScenario(b *testing.B, eps, changes int) {
 	flipped.Endpoints[3].Conditions.Ready = &notReady
 	versions := []*object.EndpointSlice{object.EndpointSliceOf(flipped), object.EndpointSliceOf(target)}
 	before := d.conn.Stats()
-	var apply, core []time.Duration
+	var apply, core, inOVS, settle []time.Duration
 	for i := range changes {
 		t0 := time.Now()
 		tr.UpsertEndpointSlice(versions[i%2])
@@ -74,6 +74,8 @@ func largeServiceScenario(b *testing.B, eps, changes int) {
 		}
 		apply = append(apply, time.Since(t1))
 		core = append(core, t1.Sub(t0))
+		inOVS = append(inOVS, d.flows.lastCommit)
+		settle = append(settle, d.flows.follow.lastSettle)
 		tr.Commit(bt)
 	}
 	after := d.conn.Stats()
@@ -81,6 +83,8 @@ func largeServiceScenario(b *testing.B, eps, changes int) {
 	b.ReportMetric(float64(buckets), "buckets-in-ovs")
 	b.ReportMetric(percentile(apply, 50), "apply-p50-ms")
 	b.ReportMetric(percentile(apply, 99), "apply-p99-ms")
+	b.ReportMetric(percentile(inOVS, 99), "in-ovs-p99-ms")
+	b.ReportMetric(percentile(settle, 99), "settle-p99-ms")
 	b.ReportMetric(percentile(core, 50), "core-p50-ms")
 	b.ReportMetric(percentile(core, 99), "core-p99-ms")
 	b.ReportMetric(float64(after.FlowMods-before.FlowMods)/float64(changes), "flow-mods/change")

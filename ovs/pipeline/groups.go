@@ -130,10 +130,12 @@ func fanoutFor(n int) int {
 // port, its bits mixed (splitmix64's finaliser) so every slice of them
 // spreads endpoints evenly.
 func endpointHash(e graph.Endpoint) uint64 {
-	h := fnv.New64a()
-	b, _ := e.AddrPort().MarshalBinary()
-	h.Write(b)
-	x := h.Sum64()
+	var buf [18]byte // an IPv6 address and a port
+	b, _ := e.AddrPort().AppendBinary(buf[:0])
+	x := uint64(14695981039346656037) // FNV-1a, inline: no allocation
+	for _, c := range b {
+		x = (x ^ uint64(c)) * 1099511628211
+	}
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
@@ -142,18 +144,15 @@ func endpointHash(e graph.Endpoint) uint64 {
 // leafKey is a leaf's Key: a hash of what its buckets are made of (the
 // zone, affinity, and each endpoint's address and port, in order).
 func (m groupMaker) leafKey(hashes []uint64) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.BigEndian.PutUint16(b[:], m.zone)
+	k := uint64(m.zone) << 1
 	if m.affinity {
-		b[2] = 1
+		k |= 1
 	}
-	h.Write(b[:3])
 	for _, x := range hashes {
-		binary.BigEndian.PutUint64(b[:], x)
-		h.Write(b[:])
+		k = (k ^ x) * 0x9e3779b97f4a7c15 // order counts: buckets are in order
+		k ^= k >> 29
 	}
-	return h.Sum64() | 1 // never 0 (no key)
+	return k | 1 // never 0 (no key)
 }
 
 // childBuckets are a group of groups' buckets: one per child group, of
