@@ -89,15 +89,18 @@ demo: build
 	@hack/demo.sh
 
 ## bench: Go benchmarks at 1k and 10k Services (10 endpoints each): the
-## core; the OVS driver's model and the driver on a real OVS; the HNS driver
-## against the simulator; the switchyard process with a real OVS; and
-## 1k Services through a real kube-apiserver. Writes docs/benchmarks.md.
+## core; the OVS driver's model and the driver on a real OVS; one Service of
+## 1k, 10k and 50k endpoints next to 10k Services; the HNS driver against
+## the simulator; the switchyard process with a real OVS; and 1k Services
+## through a real kube-apiserver. Writes docs/benchmarks.md.
 bench: deps
 	@mkdir -p $(BIN)
 	$(GO) test -run '^$$' -bench FullBuild -benchmem -benchtime 10x ./core/tracker/ | tee $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 2000x ./core/tracker/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x ./ovs/ | tee -a $(BIN)/bench.txt
-	$(GO) test -run '^$$' -bench RealOVS -benchtime 1x -timeout 30m ./ovs/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench 'RealOVS$$' -benchtime 1x -timeout 30m ./ovs/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench RealOVSLargeService -benchtime 1x -timeout 30m ./ovs/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench LargeServiceChange -benchmem -benchtime 100x ./ovs/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x ./hns/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench FullSync -benchtime 1x ./hns/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench Parse -benchmem -benchtime 3x ./core/source/file/ | tee -a $(BIN)/bench.txt
