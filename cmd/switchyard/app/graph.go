@@ -16,17 +16,31 @@ import (
 
 func newGraphCommand() *cobra.Command {
 	var src sourceOptions
-	var output string
+	var output, from string
 	cmd := &cobra.Command{
 		Use:   "graph",
 		Short: "Print the service graph the core computes for a node",
 		Long: "Print, for one node, every service port with its frontends and the endpoints each kind of\n" +
 			"traffic reaches (docs/graph-json.md). Refused input, and Services not proxied at all\n" +
-			"(ExternalName, headless, another proxy's), are listed on stderr.",
+			"(ExternalName, headless, another proxy's), are listed on stderr. With --from, the graph of\n" +
+			"a running switchyard, and the state of each service port in its dataplane: programmed, or\n" +
+			"degraded (held back while the rest is programmed, and why).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "json" && output != "table" {
 				return usageError{fmt.Errorf("-o must be json or table, not %q", output)}
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			if from != "" {
+				doc, err := fetchRunningGraph(cmd.Context(), from)
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					return enc.Encode(doc)
+				}
+				return writeRunningTable(cmd.OutOrStdout(), doc)
 			}
 			v, err := src.snapshotOnce(cmd.Context(), nil, true)
 			if err != nil {
@@ -34,16 +48,40 @@ func newGraphCommand() *cobra.Command {
 			}
 			v.printNotes(cmd.ErrOrStderr())
 			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
 				return enc.Encode(v.snap)
 			}
-			return writeTable(cmd.OutOrStdout(), v.snap)
+			return writeTable(cmd.OutOrStdout(), v.snap, nil)
 		},
 	}
 	src.addFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "json or table")
+	cmd.Flags().StringVar(&from, "from", "", "the metrics address of a running switchyard (--metrics-bind-address, 127.0.0.1:10249): print its graph and what its dataplane holds back")
 	return cmd
+}
+
+// writeRunningTable prints a running switchyard's graph with a STATE
+// column, then what is held back and why.
+func writeRunningTable(w io.Writer, doc *runningGraph) error {
+	state := map[string]string{}
+	for _, h := range doc.Degraded {
+		if h.ServicePort != "" {
+			state[h.ServicePort] = "degraded: " + h.Reason
+		}
+	}
+	if err := writeTable(w, doc.Graph, state); err != nil {
+		return err
+	}
+	if len(doc.Degraded) > 0 {
+		fmt.Fprintf(w, "\n%d part(s) held back, the rest programmed:\n", len(doc.Degraded))
+		for _, h := range doc.Degraded {
+			name := h.ServicePort
+			if name == "" {
+				name = h.Part
+			}
+			fmt.Fprintf(w, "  %s: %s: %s\n", name, h.Reason, h.Message)
+		}
+	}
+	return nil
 }
 
 func printRejections(w io.Writer, rejs []build.Rejection) {
@@ -58,7 +96,9 @@ func printRejections(w io.Writer, rejs []build.Rejection) {
 
 // writeTable prints one row per service port. Endpoints: "*" marks a local
 // one, "(t)" a terminating one; an empty list shows what its frontends do.
-func writeTable(w io.Writer, s graph.Snapshot) error {
+// states, when not nil, adds a STATE column: a service port's entry, or
+// "programmed".
+func writeTable(w io.Writer, s graph.Snapshot, states map[string]string) error {
 	fmt.Fprintf(w, "node %s", s.Node.Name)
 	if s.Node.Zone != "" {
 		fmt.Fprintf(w, " (zone %s)", s.Node.Zone)
@@ -75,7 +115,11 @@ func writeTable(w io.Writer, s graph.Snapshot) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE PORT\tFRONTENDS\tPOLICY int/ext\tAFFINITY\tINTERNAL ENDPOINTS\tEXTERNAL ENDPOINTS")
+	head := "SERVICE PORT\tFRONTENDS\tPOLICY int/ext\tAFFINITY\tINTERNAL ENDPOINTS\tEXTERNAL ENDPOINTS"
+	if states != nil {
+		head += "\tSTATE"
+	}
+	fmt.Fprintln(tw, head)
 	for _, sp := range s.ServicePorts {
 		aff := "-"
 		if sp.SessionAffinity.ClientIP {
@@ -88,8 +132,16 @@ func writeTable(w io.Writer, s graph.Snapshot) error {
 				ext += " | from this node: " + endpointList(sp, sp.ShortCircuitEndpoints)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%s\t%s\n", sp.Name, frontends(sp), sp.InternalTrafficPolicy,
+		row := fmt.Sprintf("%s\t%s\t%s/%s\t%s\t%s\t%s", sp.Name, frontends(sp), sp.InternalTrafficPolicy,
 			sp.ExternalTrafficPolicy, aff, endpointList(sp, sp.InternalEndpoints), ext)
+		if states != nil {
+			st, ok := states[sp.Name.String()]
+			if !ok {
+				st = "programmed"
+			}
+			row += "\t" + st
+		}
+		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
 }

@@ -85,6 +85,8 @@ type programmer struct {
 	hc     *health.Services
 	// freeing: a collection that hands memory back is running.
 	freeing atomic.Bool
+	// held is what the driver held back at its last successful call.
+	held atomic.Pointer[[]dataplanes.DegradedPart]
 }
 
 // A driver's error that is a runner.Partial (dataplanes.Degraded) is a
@@ -94,6 +96,7 @@ type programmer struct {
 func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
 	p.gaps.sync(s)
 	err := p.driver.Sync(ctx, s)
+	p.noteHeld(err)
 	if failed(err) {
 		return err
 	}
@@ -118,6 +121,7 @@ func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
 func (p *programmer) Apply(ctx context.Context, d graph.Delta) error {
 	p.gaps.apply(d)
 	err := p.driver.Apply(ctx, d)
+	p.noteHeld(err)
 	if failed(err) {
 		return err
 	}
@@ -206,7 +210,7 @@ func (o *runOptions) run(ctx context.Context) error {
 
 	servers, err := startServers(map[string]http.Handler{
 		o.healthzAddr: proxyHealth.Mux(),
-		o.metricsAddr: metricsMux(reg, o.profiling),
+		o.metricsAddr: metricsMux(reg, o.profiling, graphHandler(tr, p)),
 	})
 	if err != nil {
 		return err
@@ -221,9 +225,12 @@ func (o *runOptions) run(ctx context.Context) error {
 	return nil
 }
 
-func metricsMux(reg metrics.KubeRegistry, profiling bool) http.Handler {
+// metricsMux serves /metrics, the running graph (/graph: what
+// `switchyard graph --from` reads) and, with profiling, pprof.
+func metricsMux(reg metrics.KubeRegistry, profiling bool, graph http.Handler) http.Handler {
 	m := http.NewServeMux()
 	m.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
+	m.Handle("/graph", graph)
 	if profiling {
 		m.HandleFunc("/debug/pprof/", pprof.Index)
 		m.HandleFunc("/debug/pprof/profile", pprof.Profile)

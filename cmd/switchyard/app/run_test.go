@@ -27,6 +27,21 @@ type memoryDriver struct {
 	ports graph.Index
 	syncs int
 	fail  bool
+	hold  string // the Service whose ports it holds back ("": none)
+}
+
+// held is what the driver holds back: the ports of d.hold.
+func (d *memoryDriver) held() error {
+	var parts []dataplanes.DegradedPart
+	for _, sp := range d.ports.Sorted() {
+		if d.hold != "" && sp.Name.Name == d.hold {
+			parts = append(parts, dataplanes.DegradedPart{ServicePort: sp.Name, Reason: "TestRefused", Message: "the test dataplane refuses it"})
+		}
+	}
+	if parts == nil {
+		return nil
+	}
+	return &dataplanes.Degraded{Parts: parts, Retry: time.Now().Add(time.Hour)}
 }
 
 func (d *memoryDriver) Sync(_ context.Context, s graph.Snapshot) error {
@@ -37,7 +52,7 @@ func (d *memoryDriver) Sync(_ context.Context, s graph.Snapshot) error {
 		return errors.New("dataplane is down")
 	}
 	d.ports = graph.IndexOf(s.ServicePorts)
-	return nil
+	return d.held()
 }
 
 func (d *memoryDriver) Apply(_ context.Context, delta graph.Delta) error {
@@ -47,7 +62,7 @@ func (d *memoryDriver) Apply(_ context.Context, delta graph.Delta) error {
 		return errors.New("dataplane is down")
 	}
 	d.ports.Apply(delta)
-	return nil
+	return d.held()
 }
 
 func (d *memoryDriver) Cleanup(context.Context) error { return nil }
@@ -65,6 +80,7 @@ func (d *memoryDriver) names() []string {
 
 type memoryFactory struct {
 	fail bool
+	hold string
 	mu   sync.Mutex
 	last *memoryDriver
 }
@@ -84,7 +100,7 @@ func (f *memoryFactory) AddFlags(*pflag.FlagSet) {}
 func (f *memoryFactory) New(context.Context, dataplanes.Env) (dataplanes.Driver, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.last = &memoryDriver{fail: f.fail}
+	f.last = &memoryDriver{fail: f.fail, hold: f.hold}
 	return f.last, nil
 }
 func (f *memoryFactory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error {
@@ -102,11 +118,13 @@ func (f *memoryFactory) driver() *memoryDriver {
 var (
 	memory  = &memoryFactory{}
 	failing = &memoryFactory{fail: true}
+	holding = &memoryFactory{hold: "checkout"}
 )
 
 func init() {
 	dataplanes.Register("test-memory", memory)
 	dataplanes.Register("test-failing", failing)
+	dataplanes.Register("test-holding", holding)
 }
 
 func freePort(t *testing.T) int {
@@ -274,5 +292,50 @@ func TestRender(t *testing.T) {
 	code, out, errOut := runCmd(t, "render", "--dataplane", "test-memory", "--file", clusterFile, "--node-name", "node-1")
 	if code != 0 || !strings.HasPrefix(out, "kube-system/kube-dns:dns/UDP\n") || strings.Count(out, "\n") != 10 {
 		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
+	}
+}
+
+// A Service the driver holds back leaves the proxy healthy: /healthz is
+// 200 and lists it, switchyard_degraded_parts counts it, and `switchyard
+// graph --from` shows it degraded, every other service port programmed.
+func TestHeldBackServicesAreDegradedNotUnhealthy(t *testing.T) {
+	healthz, metricsPort := freePort(t), freePort(t)
+	startRun(t, "run", "--dataplane", "test-holding", "--file", clusterFile, "--node-name", "node-1",
+		"--min-sync-period", "10ms", "--healthz-bind-address", fmt.Sprintf("127.0.0.1:%d", healthz),
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort))
+	var body string
+	eventually(t, "/healthz listing the held Service", func() bool {
+		var code int
+		code, body = get(fmt.Sprintf("http://127.0.0.1:%d/healthz", healthz))
+		return code == 200 && strings.Contains(body, `"degraded":["shop/checkout:https/TCP: TestRefused: the test dataplane refuses it"]`)
+	})
+	eventually(t, "the metric", func() bool {
+		_, m := get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+		return strings.Contains(m, `switchyard_degraded_parts{driver="test-holding"} 1`)
+	})
+	code, out, errOut := runCmd(t, "graph", "--from", fmt.Sprintf("127.0.0.1:%d", metricsPort))
+	if code != 0 {
+		t.Fatalf("graph --from: %d %s", code, errOut)
+	}
+	var degraded, programmed int
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "shop/checkout:") && strings.HasSuffix(strings.TrimSpace(line), "degraded: TestRefused"):
+			degraded++
+		case strings.HasSuffix(strings.TrimSpace(line), "programmed") && !strings.Contains(line, "held back"):
+			programmed++
+		}
+	}
+	if degraded != 1 || programmed != 9 || !strings.Contains(out, "1 part(s) held back, the rest programmed:\n  shop/checkout:https/TCP: TestRefused: the test dataplane refuses it") {
+		t.Fatalf("graph --from printed (%d degraded, %d programmed rows):\n%s", degraded, programmed, out)
+	}
+	code, out, _ = runCmd(t, "graph", "--from", fmt.Sprintf("127.0.0.1:%d", metricsPort), "-o", "json")
+	var doc struct {
+		Graph    struct{ ServicePorts []any }
+		Degraded []struct{ ServicePort, Reason string }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Graph.ServicePorts) != 10 ||
+		len(doc.Degraded) != 1 || doc.Degraded[0].ServicePort != "shop/checkout:https/TCP" {
+		t.Fatalf("graph --from -o json: %d %s", code, out)
 	}
 }

@@ -1,0 +1,101 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
+)
+
+// A running switchyard serves, on its metrics address, its graph and the
+// parts its driver holds back (GET /graph); `switchyard graph --from
+// ADDR` prints them.
+
+// runningGraph is what GET /graph answers.
+type runningGraph struct {
+	Graph    graph.Snapshot `json:"graph"`
+	Degraded []heldPart     `json:"degraded"`
+}
+
+// heldPart is a dataplanes.DegradedPart as JSON.
+type heldPart struct {
+	ServicePort string `json:"servicePort,omitempty"` // "namespace/name:port/PROTOCOL"
+	Part        string `json:"part,omitempty"`        // when not a service port's
+	Reason      string `json:"reason"`
+	Message     string `json:"message"`
+}
+
+func heldParts(parts []dataplanes.DegradedPart) []heldPart {
+	out := make([]heldPart, 0, len(parts))
+	for _, p := range parts {
+		h := heldPart{Part: p.Part, Reason: p.Reason, Message: p.Message}
+		if p.ServicePort.Name != "" {
+			h.ServicePort = p.ServicePort.String()
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// graphHandler serves the tracker's current graph and what the
+// programmer's driver holds back.
+func graphHandler(tr *tracker.Tracker, p *programmer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		doc := runningGraph{Graph: tr.Snapshot(), Degraded: heldParts(p.heldBack())}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(doc)
+	})
+}
+
+// fetchRunningGraph reads GET /graph of the switchyard whose metrics
+// address is addr.
+func fetchRunningGraph(ctx context.Context, addr string) (*runningGraph, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/graph", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the running switchyard's graph: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("GET http://%s/graph: %s: %s", addr, resp.Status, body)
+	}
+	var doc runningGraph
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("GET http://%s/graph: %w", addr, err)
+	}
+	return &doc, nil
+}
+
+// noteHeld records what the driver's last successful call held back
+// (nothing after a plain success; unchanged after a failure).
+func (p *programmer) noteHeld(err error) {
+	var d *dataplanes.Degraded
+	switch {
+	case err == nil:
+		p.held.Store(nil)
+	case errors.As(err, &d):
+		parts := d.Parts
+		p.held.Store(&parts)
+	}
+}
+
+// heldBack is what the driver holds back now.
+func (p *programmer) heldBack() []dataplanes.DegradedPart {
+	if h := p.held.Load(); h != nil {
+		return *h
+	}
+	return nil
+}
