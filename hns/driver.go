@@ -47,7 +47,6 @@ type Driver struct {
 	refs        map[string]int       // endpoint ID (idKey) -> load balancers using it
 	owned       ownedState
 	touched     map[string]bool
-	reported    map[string]bool
 	// held are the keys whose HNS calls failed, retried with backoff
 	// while the rest is programmed; refused, the keys HNS refused as it
 	// will again (until they change, or the next full sync).

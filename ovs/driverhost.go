@@ -2,10 +2,8 @@ package ovs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 
 	"github.com/switchyard-proxy/switchyard/cni"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
@@ -99,11 +97,4 @@ func (d *Driver) sayOnce(key, msg string, kv ...any) {
 		d.said[key] = true
 		klog.InfoS(msg, kv...)
 	}
-}
-
-func removeNodeFile(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
 }

@@ -21,16 +21,16 @@ import (
 // drives Sync and Apply itself), node-2 with a switchyard process, pods on
 // both attached by switchyard-cni, and the outside.
 type world struct {
-	t         *testing.T
-	c         *ovstest.Cluster
-	n         *ovstest.Node // node-1
-	o         *ovstest.OVS  // node-1's
-	p1, p2, p *ovstest.Pod
-	client    *ovstest.Pod
-	r1        *ovstest.Pod // on node-2
-	opts      Options
-	d         *Driver
-	tr        *tracker.Tracker
+	t      *testing.T
+	c      *ovstest.Cluster
+	n      *ovstest.Node // node-1
+	o      *ovstest.OVS  // node-1's
+	p1, p2 *ovstest.Pod
+	client *ovstest.Pod
+	r1     *ovstest.Pod // on node-2
+	opts   Options
+	d      *Driver
+	tr     *tracker.Tracker
 }
 
 const bridge = "br-sy"

@@ -192,6 +192,7 @@ func annotations(a map[string]string) map[string]string {
 // of them next to Services.
 func Node(n *v1.Node) *v1.Node {
 	n.Status = v1.NodeStatus{Addresses: n.Status.Addresses}
+	//lint:ignore SA1019 a deprecated field is trimmed, not read
 	n.Spec.Taints, n.Spec.ConfigSource = nil, nil
 	n.ManagedFields, n.OwnerReferences, n.Finalizers = nil, nil, nil
 	n.GenerateName, n.CreationTimestamp = "", metav1.Time{}

@@ -4,7 +4,6 @@ package ovstest
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -247,15 +246,6 @@ func (c *Cluster) remove() {
 		_, _ = run(nil, "ip", "netns", "del", c.spaces[i])
 	}
 	_ = os.RemoveAll(c.Dir)
-}
-
-func macOf(c *Cluster, ns, dev string) net.HardwareAddr {
-	c.t.Helper()
-	m, err := net.ParseMAC(strings.TrimSpace(c.sh(ns, "cat", "/sys/class/net/"+dev+"/address")))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return m
 }
 
 // Namespace makes another namespace of the cluster (a pod's, before a

@@ -182,7 +182,7 @@ func TestRealNode(t *testing.T) {
 	// the connections through Services keep going.
 	start = time.Now()
 	n.helm(t, "upgrade", "sy", chart, "--namespace", chartNamespace, "--reuse-values", "--set", "logLevel=2", "--wait", "--timeout", "5m")
-	syPod = n.switchyardPod(t, syPod)
+	n.switchyardPod(t, syPod)
 	lat.note("helm upgrade (logLevel 0 -> 2) -> new switchyard pod Ready: %d ms", time.Since(start).Milliseconds())
 	time.Sleep(time.Second)
 	for _, h := range append(held, nodeConn) {
