@@ -109,9 +109,12 @@ bench: deps
 		$(GO) test -run '^$$' -bench 'SwitchyardProcess|APIServerAtScale' -benchtime 1x -timeout 30m ./cmd/switchyard/e2e/ | tee -a $(BIN)/bench.txt
 	$(GO) run ./hack/benchreport -in $(BIN)/bench.txt -out docs/benchmarks.md
 
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	GOFLAGS= $(GO) run $(STATICCHECK) $(PKGS)
 	GOOS=windows $(GO) build $(PKGS)
 	GOOS=windows $(GO) vet $(PKGS)
 	cd $(EXAMPLE) && GOOS=windows $(GO) vet ./...
