@@ -20,12 +20,14 @@ import (
 // one connection: to OVS, or to an in-memory bridge in tests
 // (ofconn.InMemory).
 //
-// After a bundle that failed, what the bridge holds is no longer known
-// for sure: a connection lost after the commit leaves it applied, and a
-// refusal means the bridge holds something the driver did not expect (a
-// group deleted or added behind its back). So the next commit reads the
-// bridge back first, instead of repeating a bundle that cannot succeed
-// until the next full sync.
+// After a bundle lost on the way (a connection lost after the commit
+// leaves it applied), what the bridge holds is no longer known for sure,
+// so the next commit reads the bridge back first. A bundle the switch
+// refused left the bridge as it was: the owners it names are held back
+// (dataplanes.Holds) and the rest is sent again in the same round; a held
+// owner is tried again after a backoff, after a read-back (the refusal
+// may have come from a bridge changed behind the driver's back: a group
+// deleted), or at the next full sync.
 type bridgeFlows struct {
 	conn *ofconn.Conn
 	st   *state
@@ -80,8 +82,8 @@ func (b *bridgeFlows) sync(ctx context.Context) error {
 }
 
 // commit sends what changed, holding back the owners whose messages the
-// switch refuses (holds.go), and has the datapath follow each bundle
-// that took effect.
+// switch refuses, and has the datapath follow each bundle that took
+// effect.
 func (b *bridgeFlows) commit(ctx context.Context) error { return b.round(ctx, false) }
 
 // round commits what changed, and the held owners that are due (all of
@@ -120,7 +122,6 @@ func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(string) 
 		if !errors.As(err, &refused) {
 			return err
 		}
-		why := refusalReason(refused)
 		named := b.ownersAt(batch, refused.Indexes)
 		if len(named) == 0 {
 			named = b.ownersAt(batch, allMessages(batch))
@@ -136,9 +137,20 @@ func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(string) 
 			}
 		}
 		for _, o := range named {
-			b.holds.Hold(o, why)
+			b.holds.Hold(o, b.refusalOf(o, batch, refused))
 		}
 	}
+}
+
+// refusalOf is what the switch said about owner's messages: the first
+// example that is one of them, or the whole refusal (bounded).
+func (b *bridgeFlows) refusalOf(owner string, batch *ofconn.Batch, r *ofconn.RefusedError) string {
+	for k, ex := range r.Examples {
+		if k < len(r.Indexes) && b.st.ownerOf(batch.Target(r.Indexes[k])) == owner {
+			return ex
+		}
+	}
+	return dataplanes.Bounded(r.Error(), dataplanes.MaxMessage)
 }
 
 // send commits one bundle and, when it changed something, has the
@@ -185,12 +197,4 @@ func allMessages(batch *ofconn.Batch) []int {
 		all[i] = i
 	}
 	return all
-}
-
-// refusalReason is what the switch said of a refused bundle, bounded.
-func refusalReason(r *ofconn.RefusedError) string {
-	if len(r.Examples) == 0 {
-		return r.Error()
-	}
-	return r.Examples[0]
 }

@@ -49,7 +49,7 @@ func (d *Driver) partOf(owner, why string) dataplanes.DegradedPart {
 	}
 	switch owner {
 	case "":
-		p.Part = "flows several service ports share"
+		p.Part = "flows several service ports share, or an earlier run left"
 	case "static":
 		p.Part = "the static pipeline"
 	default:
