@@ -18,13 +18,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 		c := testobj.Synthetic(n, 10)
 		tr := tracker.New(tracker.Options{NodeName: "node-0"})
 		c.Feed(tr)
-		opts := testOptions()
-		cfg, err := opts.pipelineConfig()
-		if err != nil {
-			b.Fatal(err)
-		}
-		m := newModel(cfg, true)
-		m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
+		m := testModel(b)
 		full := tr.Next(true)
 		m.sync(full.Snapshot)
 		cold := m.st.pending(all)
@@ -108,18 +102,8 @@ func BenchmarkLargeServiceChange(b *testing.B) {
 		c := testobj.Synthetic(1000, 10)
 		tr := tracker.New(tracker.Options{NodeName: "node-0"})
 		c.Feed(tr)
-		svc, slices := testobj.Large("big", "web", "node-0", eps, 1000, false)
-		tr.UpsertService(object.ServiceOf(svc))
-		for _, s := range slices {
-			tr.UpsertEndpointSlice(object.EndpointSliceOf(s))
-		}
-		opts := testOptions()
-		cfg, err := opts.pipelineConfig()
-		if err != nil {
-			b.Fatal(err)
-		}
-		m := newModel(cfg, true)
-		m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
+		slices := withLarge(tr, eps, false)
+		m := testModel(b)
 		full := tr.Next(true)
 		m.sync(full.Snapshot)
 		m.st.pending(all)

@@ -6,8 +6,11 @@ import (
 	"testing"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/source/file"
+	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
+	discovery "k8s.io/api/discovery/v1"
 )
 
 // exampleSnapshot is examples/cluster.yaml seen from node-1, plus an
@@ -34,6 +37,31 @@ func exampleSnapshot(t *testing.T) graph.Snapshot {
 		UsableFamilies:    graph.FamilySet(0).With(graph.IPv4).With(graph.IPv6),
 	})
 	return s
+}
+
+// testModel is a model over the test options' pipeline, with the
+// gateway on port 1 and the tunnel on port 2 (as render shows them).
+func testModel(tb testing.TB) *model {
+	tb.Helper()
+	opts := testOptions()
+	cfg, err := opts.pipelineConfig()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := newModel(cfg, true)
+	m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
+	return m
+}
+
+// withLarge adds testobj.Large's Service, on node-0, to a tracker and
+// returns its slices.
+func withLarge(tr *tracker.Tracker, perFamily int, dualStack bool, opts ...ServiceOption) []*discovery.EndpointSlice {
+	svc, slices := Large("big", "web", "node-0", perFamily, 1000, dualStack, opts...)
+	tr.UpsertService(object.ServiceOf(svc))
+	for _, s := range slices {
+		tr.UpsertEndpointSlice(object.EndpointSliceOf(s))
+	}
+	return slices
 }
 
 func testOptions() Options {

@@ -27,12 +27,7 @@ func largeCluster(perFamily int, opts ...ServiceOption) (*tracker.Tracker, []*di
 	opts = append([]ServiceOption{Type(v1.ServiceTypeNodePort), func(s *v1.Service) {
 		s.Spec.Ports[0].NodePort = 32100
 	}}, opts...)
-	svc, slices := Large("big", "web", "node-0", perFamily, 1000, true, opts...)
-	tr.UpsertService(object.ServiceOf(svc))
-	for _, s := range slices {
-		tr.UpsertEndpointSlice(object.EndpointSliceOf(s))
-	}
-	return tr, slices
+	return tr, withLarge(tr, perFamily, true, opts...)
 }
 
 // installedBuckets counts the buckets the bridge holds.

@@ -41,13 +41,7 @@ type memDriver struct {
 // fed by tr.
 func newMemDriver(t *testing.T, br *ofconn.MemBridge, tr *tracker.Tracker) *memDriver {
 	t.Helper()
-	opts := testOptions()
-	cfg, err := opts.pipelineConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := newModel(cfg, true)
-	m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
+	m := testModel(t)
 	conn := ofconn.InMemory(br)
 	t.Cleanup(conn.Close)
 	sink := &problemLog{}

@@ -39,11 +39,7 @@ func largeServiceScenario(b *testing.B, eps, changes int) {
 	c := testobj.Synthetic(10_000, 10)
 	tr := tracker.New(tracker.Options{NodeName: "node-0"})
 	c.Feed(tr)
-	svc, slices := testobj.Large("big", "web", "node-0", eps, 1000, false)
-	tr.UpsertService(object.ServiceOf(svc))
-	for _, s := range slices {
-		tr.UpsertEndpointSlice(object.EndpointSliceOf(s))
-	}
+	slices := withLarge(tr, eps, false)
 	full := tr.Next(true)
 	start := time.Now()
 	if err := d.Sync(ctx, full.Snapshot); err != nil {
