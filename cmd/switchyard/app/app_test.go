@@ -165,7 +165,7 @@ func TestDriversAndVersion(t *testing.T) {
 		t.Fatalf("drivers: exit %d\n%s", code, out)
 	}
 	code, out, _ = runCmd(t, "drivers", "--names")
-	if code != 0 || !strings.Contains(out, "test-failing\ntest-memory\n") {
+	if code != 0 || !strings.Contains(out, "test-failing\ntest-holding\ntest-memory\n") {
 		t.Fatalf("drivers --names: %q", out)
 	}
 	code, out, _ = runCmd(t, "version")
