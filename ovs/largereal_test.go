@@ -9,7 +9,11 @@ import (
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/object"
+	. "github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
+	v1 "k8s.io/api/core/v1"
 )
 
 // On a real OVS, the dual-stack NodePort Service of 10 000 endpoints a
@@ -58,5 +62,34 @@ func TestLargeServiceOnRealOVS(t *testing.T) {
 	tr.Commit(bt)
 	if got := d.conn.Stats(); got != (ofconn.Stats{Bundles: s0.Bundles + 1, FlowMods: s0.FlowMods, GroupMods: s0.GroupMods + 2}) {
 		t.Fatalf("one endpoint changing sent %+v after %+v, want one bundle of 2 group-mods", got, s0)
+	}
+}
+
+// The trial of issue 27, as a new user runs it: `switchyard run
+// --dataplane ovs --file F --once` with a dual-stack NodePort Service of
+// 10 000 endpoints a family (ten slices a family) next to 200 ordinary
+// Services exits 0 with all of them in OVS (it exited 1, programming
+// none, when one group held every endpoint).
+func TestRunOnceProgramsALargeServiceAndTheRest(t *testing.T) {
+	c := ovstest.NewCluster(t, false, node1)
+	n := c.Nodes[0]
+	synth := Synthetic(200, 10)
+	var objs []any
+	for i := range synth.Services {
+		objs = append(objs, synth.Services[i], synth.Slices[i])
+	}
+	svc, slices := Large("big", "web", "node-1", 10_000, 1000, true, Type(v1.ServiceTypeNodePort),
+		func(s *v1.Service) { s.Spec.Ports[0].NodePort = 32100 })
+	objs = append(objs, svc)
+	for _, s := range slices {
+		objs = append(objs, s)
+	}
+	file := c.WriteClusterFile(t, objs...)
+	if out, err := n.Switchyard(t, "run", "--once", "--file="+file); err != nil {
+		t.Fatalf("switchyard run --once: %v\n%s", err, dataplanes.Bounded(out, 4000))
+	}
+	groups := n.OVS.Ofctl("dump-groups", "br-sy")
+	if v4, v6, others := strings.Count(groups, "nat(dst=10.128."), strings.Count(groups, "nat(dst=[fd00:128::"), strings.Count(groups, "nat(dst=10.64."); v4 < 9_000 || v6 < 9_000 || others < 200*10 {
+		t.Fatalf("OVS holds %d and %d buckets of the large Service's families and %d of the others', want 9 000, 9 000 and 2 000 at least", v4, v6, others)
 	}
 }
