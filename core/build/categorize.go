@@ -121,12 +121,12 @@ func topologyFromHints(eps []candidate, nodeName, zone string) topologyMode {
 			continue
 		}
 		anyReady = true
-		if len(c.nodeHints) == 0 {
+		if len(c.nodeHints()) == 0 {
 			allNodeHints = false
 		} else if c.hintedForNode(nodeName) {
 			forNode = true
 		}
-		if len(c.zoneHints) == 0 {
+		if len(c.zoneHints()) == 0 {
 			allZoneHints = false
 		} else if c.hintedForZone(zone) {
 			forZone = true

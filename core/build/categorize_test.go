@@ -1,6 +1,7 @@
 package build
 
 import (
+	"github.com/switchyard-proxy/switchyard/core/object"
 	"net/netip"
 	"slices"
 	"testing"
@@ -23,10 +24,10 @@ func local(c *candidate)          { c.ep.Local = true }
 func servingTerm(c *candidate)    { c.ep.Serving, c.ep.Terminating = true, true }
 func notServingTerm(c *candidate) { c.ep.Terminating = true }
 func zones(z ...string) func(*candidate) {
-	return func(c *candidate) { c.zoneHints = z }
+	return func(c *candidate) { c.hints = &object.Hints{ForZones: z, ForNodes: c.nodeHints()} }
 }
 func nodes(n ...string) func(*candidate) {
-	return func(c *candidate) { c.nodeHints = n }
+	return func(c *candidate) { c.hints = &object.Hints{ForZones: c.zoneHints(), ForNodes: n} }
 }
 
 // none marks an expected list as "this policy is not used" (nil).

@@ -13,13 +13,26 @@ import (
 
 // candidate is an endpoint before categorization, with its topology hints.
 type candidate struct {
-	ep        graph.Endpoint
-	zoneHints []string
-	nodeHints []string
+	ep    graph.Endpoint
+	hints *object.Hints // nil: none (kept by reference: a Service of 50 000 endpoints copies its candidates several times)
 }
 
-func (c *candidate) hintedForZone(zone string) bool { return slices.Contains(c.zoneHints, zone) }
-func (c *candidate) hintedForNode(node string) bool { return slices.Contains(c.nodeHints, node) }
+func (c *candidate) zoneHints() []string {
+	if c.hints == nil {
+		return nil
+	}
+	return c.hints.ForZones
+}
+
+func (c *candidate) nodeHints() []string {
+	if c.hints == nil {
+		return nil
+	}
+	return c.hints.ForNodes
+}
+
+func (c *candidate) hintedForZone(zone string) bool { return slices.Contains(c.zoneHints(), zone) }
+func (c *candidate) hintedForNode(node string) bool { return slices.Contains(c.nodeHints(), node) }
 
 // portKey matches a slice port to a service port: by name and protocol.
 type portKey struct {
@@ -30,13 +43,12 @@ type portKey struct {
 // sliceEndpoint is a validated endpoint of one slice, port not yet known.
 type sliceEndpoint struct {
 	ip        netip.Addr
-	node      string
 	place     graph.Place
+	local     bool // on the node the graph is for
 	ready     bool
 	serving   bool
 	terminate bool
-	zoneHints []string
-	nodeHints []string
+	hints     *object.Hints
 }
 
 // SkipSlice says why an EndpointSlice is ignored as a whole ("" if used):
@@ -66,7 +78,7 @@ func collectEndpoints(sl []*object.EndpointSlice, node string, opts Options, out
 			continue
 		}
 		rej := rejections{obj: ObjectRef{Kind: "EndpointSlice", Namespace: s.Namespace, Name: s.Name}}
-		eps := validSliceEndpoints(s, &rej)
+		eps := validSliceEndpoints(s, node, &rej)
 		for i, p := range s.Ports {
 			key, port, ok := validSlicePort(p, i, &rej)
 			if !ok {
@@ -79,11 +91,10 @@ func collectEndpoints(sl []*object.EndpointSlice, node string, opts Options, out
 			for _, e := range eps {
 				list = append(list, candidate{
 					ep: graph.Endpoint{
-						IP: e.ip, Port: port, Place: e.place, Local: node != "" && e.node == node,
+						IP: e.ip, Port: port, Place: e.place, Local: e.local,
 						Ready: e.ready, Serving: e.serving, Terminating: e.terminate,
 					},
-					zoneHints: e.zoneHints,
-					nodeHints: e.nodeHints,
+					hints: e.hints,
 				})
 			}
 			merged[key] = list
@@ -117,8 +128,9 @@ func dedup(list []candidate) []candidate {
 }
 
 // validSliceEndpoints validates every endpoint of a slice once; only the
-// first address counts, as upstream uses it.
-func validSliceEndpoints(s *object.EndpointSlice, rej *rejections) []sliceEndpoint {
+// first address counts, as upstream uses it. node is the graph's node
+// ("": none is local).
+func validSliceEndpoints(s *object.EndpointSlice, node string, rej *rejections) []sliceEndpoint {
 	var fam graph.IPFamily
 	switch s.AddressType {
 	case discovery.AddressTypeIPv4:
@@ -150,14 +162,10 @@ func validSliceEndpoints(s *object.EndpointSlice, rej *rejections) []sliceEndpoi
 			rej.add(f(), ReasonForbiddenIP, "%s is a %s", ip, why)
 			continue
 		}
-		se := sliceEndpoint{
-			ip: ip, node: e.NodeName(), place: graph.PlaceOf(e.NodeName(), e.Zone()),
-			ready: e.Ready, serving: e.Serving, terminate: e.Terminating,
-		}
-		if e.Hints != nil {
-			se.zoneHints, se.nodeHints = e.Hints.ForZones, e.Hints.ForNodes
-		}
-		out = append(out, se)
+		out = append(out, sliceEndpoint{
+			ip: ip, place: graph.PlaceOf(e.NodeName(), e.Zone()), local: node != "" && e.NodeName() == node,
+			ready: e.Ready, serving: e.Serving, terminate: e.Terminating, hints: e.Hints,
+		})
 	}
 	return out
 }

@@ -54,65 +54,74 @@ type groupMaker struct {
 // and slot slot (its children's slots are under it: "IPv4/internal/5").
 func (m groupMaker) groups(id uint32, slot string, eps []graph.Endpoint) []*of.Group {
 	if len(eps) <= LeafSize {
-		return []*of.Group{m.leaf(id, eps, 0)}
+		return []*of.Group{m.leaf(id, eps, nil, 0)}
 	}
-	hashes := make([]uint64, len(eps))
+	t := tree{m: m, eps: eps, hashes: make([]uint64, len(eps))}
+	all := make([]int32, len(eps))
 	for i, e := range eps {
-		hashes[i] = endpointHash(e)
+		t.hashes[i], all[i] = endpointHash(e), int32(i)
 	}
-	var out []*of.Group
-	m.tree(id, slot, eps, hashes, 0, &out)
-	return out
+	t.node(id, slot, all, 0)
+	return t.out
 }
 
-// leaf is a group with a bucket per endpoint.
-func (m groupMaker) leaf(id uint32, eps []graph.Endpoint, key uint64) *of.Group {
-	return &of.Group{ID: id, Buckets: endpointBuckets{zone: m.zone, eps: eps, affinity: m.affinity}, HashFields: m.fields, Key: key}
+// leaf is a group with a bucket per endpoint: eps, or those of eps at
+// idx when idx is not nil.
+func (m groupMaker) leaf(id uint32, eps []graph.Endpoint, idx []int32, key uint64) *of.Group {
+	return &of.Group{ID: id, Buckets: endpointBuckets{zone: m.zone, eps: eps, idx: idx, affinity: m.affinity}, HashFields: m.fields, Key: key}
 }
 
-// tree appends to out a group of groups over eps (whose hashes are
-// given), taking bits of the hashes from shift on to choose the child,
-// and then its children.
-func (m groupMaker) tree(id uint32, slot string, eps []graph.Endpoint, hashes []uint64, shift uint, out *[]*of.Group) {
-	fanout := fanoutFor(len(eps))
+// tree makes the groups of one long list: its children refer to the
+// list's endpoints by index (a 50 000-endpoint list is not copied into
+// its leaves at every change).
+type tree struct {
+	m      groupMaker
+	eps    []graph.Endpoint
+	hashes []uint64 // each endpoint's (endpointHash)
+	out    []*of.Group
+}
+
+// node appends a group of groups over the endpoints at idx, taking bits
+// of their hashes from shift on to choose the child, and then its
+// children.
+func (t *tree) node(id uint32, slot string, idx []int32, shift uint) {
+	fanout := fanoutFor(len(idx))
 	mask := uint64(fanout - 1)
-	sizes := make([]int, fanout)
-	for _, h := range hashes {
-		sizes[h>>shift&mask]++
+	start := make([]int, fanout+1)
+	for _, i := range idx {
+		start[t.hashes[i]>>shift&mask+1]++
+	}
+	for c := range fanout {
+		start[c+1] += start[c]
 	}
 	// Each child's endpoints, in the list's order.
-	start := make([]int, fanout+1)
-	for c := range fanout {
-		start[c+1] = start[c] + sizes[c]
-	}
-	childEps := make([]graph.Endpoint, len(eps))
-	childHashes := make([]uint64, len(eps))
+	byChild := make([]int32, len(idx))
 	next := append([]int(nil), start[:fanout]...)
-	for i, h := range hashes {
-		c := h >> shift & mask
-		childEps[next[c]], childHashes[next[c]] = eps[i], h
+	for _, i := range idx {
+		c := t.hashes[i] >> shift & mask
+		byChild[next[c]] = i
 		next[c]++
 	}
 	top := &childBuckets{}
-	*out = append(*out, nil) // the group of groups comes first
-	at := len(*out) - 1
+	t.out = append(t.out, nil) // the group of groups comes first
+	at := len(t.out) - 1
 	for c := range fanout {
-		if sizes[c] == 0 {
+		child := byChild[start[c]:start[c+1]]
+		if len(child) == 0 {
 			continue
 		}
 		cslot := slot + "/" + strconv.Itoa(c)
-		cid := m.ids(cslot)
-		ce, ch := childEps[start[c]:start[c+1]], childHashes[start[c]:start[c+1]]
-		if len(ce) <= leafMax {
-			*out = append(*out, m.leaf(cid, ce, m.leafKey(ch)))
+		cid := t.m.ids(cslot)
+		if len(child) <= leafMax {
+			t.out = append(t.out, t.m.leaf(cid, t.eps, child, t.leafKey(child)))
 		} else {
-			m.tree(cid, cslot, ce, ch, shift+uint(bits.TrailingZeros(uint(fanout))), out)
+			t.node(cid, cslot, child, shift+uint(bits.TrailingZeros(uint(fanout))))
 		}
 		top.ids = append(top.ids, cid)
-		top.sizes = append(top.sizes, sizes[c])
+		top.sizes = append(top.sizes, len(child))
 	}
 	top.weights = childWeights(top.sizes)
-	(*out)[at] = &of.Group{ID: id, Buckets: top, HashFields: m.fields, Key: top.key()}
+	t.out[at] = &of.Group{ID: id, Buckets: top, HashFields: t.m.fields, Key: top.key()}
 }
 
 // fanoutFor is the number of children a tree over n endpoints has: the
@@ -143,13 +152,13 @@ func endpointHash(e graph.Endpoint) uint64 {
 
 // leafKey is a leaf's Key: a hash of what its buckets are made of (the
 // zone, affinity, and each endpoint's address and port, in order).
-func (m groupMaker) leafKey(hashes []uint64) uint64 {
-	k := uint64(m.zone) << 1
-	if m.affinity {
+func (t *tree) leafKey(idx []int32) uint64 {
+	k := uint64(t.m.zone) << 1
+	if t.m.affinity {
 		k |= 1
 	}
-	for _, x := range hashes {
-		k = (k ^ x) * 0x9e3779b97f4a7c15 // order counts: buckets are in order
+	for _, i := range idx {
+		k = (k ^ t.hashes[i]) * 0x9e3779b97f4a7c15 // order counts: buckets are in order
 		k ^= k >> 29
 	}
 	return k | 1 // never 0 (no key)

@@ -48,7 +48,7 @@ func slotIDs() GroupIDs {
 func TestLargestGroupsFitOneMessage(t *testing.T) {
 	for _, affinity := range []bool{false, true} {
 		m := groupMaker{zone: 0x5359, affinity: affinity, fields: hashFields(graph.IPv6, of.ProtoSCTP)}
-		g := m.leaf(0x80000001, endpointsN(graph.IPv6, leafMax), 1)
+		g := m.leaf(0x80000001, endpointsN(graph.IPv6, leafMax), nil, 1)
 		msg, err := g.AppendGroupMod(nil, openflow15.OFPGC_MODIFY, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -71,14 +71,15 @@ func TestLargestGroupsFitOneMessage(t *testing.T) {
 	}
 }
 
-// tree is a list's groups as a tree, walked from the first (the root).
-type tree struct {
+// groupTree is a list's groups as a tree, walked from the first (the
+// root).
+type groupTree struct {
 	byID map[uint32]*of.Group
 }
 
-func treeOf(t *testing.T, groups []*of.Group) tree {
+func treeOf(t *testing.T, groups []*of.Group) groupTree {
 	t.Helper()
-	tr := tree{byID: map[uint32]*of.Group{}}
+	tr := groupTree{byID: map[uint32]*of.Group{}}
 	for _, g := range groups {
 		if tr.byID[g.ID] != nil {
 			t.Fatalf("group %#x made twice", g.ID)
@@ -91,7 +92,7 @@ func treeOf(t *testing.T, groups []*of.Group) tree {
 // shares walks the tree from id, giving each endpoint the odds that OVS
 // picks it (the product of its groups' odds along the way), and checks
 // every group on the way fits one message.
-func (tr tree) shares(t *testing.T, id uint32, odds float64, out map[netip.AddrPort]float64, depth int) {
+func (tr groupTree) shares(t *testing.T, id uint32, odds float64, out map[netip.AddrPort]float64, depth int) {
 	t.Helper()
 	g := tr.byID[id]
 	if g == nil {
@@ -106,7 +107,8 @@ func (tr tree) shares(t *testing.T, id uint32, odds float64, out map[netip.AddrP
 		if b.Len() > leafMax || depth > 0 && b.Len() == 0 {
 			t.Fatalf("leaf %#x holds %d endpoints", id, b.Len())
 		}
-		for _, e := range b.eps {
+		for i := range b.Len() {
+			e := b.endpoint(i)
 			if _, dup := out[e.AddrPort()]; dup {
 				t.Fatalf("endpoint %s is in two leaves", e.AddrPort())
 			}

@@ -281,10 +281,24 @@ func allEndpoints(sp *graph.ServicePort) []graph.Endpoint {
 type endpointBuckets struct {
 	zone     uint16
 	eps      []graph.Endpoint
+	idx      []int32 // when not nil, the buckets are eps[idx[0]], eps[idx[1]], ...
 	affinity bool
 }
 
-func (b endpointBuckets) Len() int { return len(b.eps) }
+func (b endpointBuckets) Len() int {
+	if b.idx != nil {
+		return len(b.idx)
+	}
+	return len(b.eps)
+}
+
+// endpoint is bucket i's endpoint.
+func (b endpointBuckets) endpoint(i int) graph.Endpoint {
+	if b.idx != nil {
+		return b.eps[b.idx[i]]
+	}
+	return b.eps[i]
+}
 
 // Bucket is what choosing endpoint i does. Without affinity the bucket
 // commits the connection with DNAT to the endpoint itself (as OVN's load
@@ -292,7 +306,7 @@ func (b endpointBuckets) Len() int { return len(b.eps) }
 // number of endpoints. With affinity it loads the endpoint into the
 // registers and goes back to ServiceLB to learn it, then to EndpointDNAT.
 func (b endpointBuckets) Bucket(i int) []of.Action {
-	e := b.eps[i]
+	e := b.endpoint(i)
 	if !b.affinity {
 		return dnat(b.zone, e)
 	}
