@@ -192,6 +192,13 @@ func remoteIP(a net.Addr) string {
 // ServeEcho echoes every line back on long-lived connections.
 func ServeEcho(t testing.TB, ns string, port uint16) {
 	t.Helper()
+	serveEcho(t, ns, port, "")
+}
+
+// serveEcho answers every connection with greeting (when not empty) and
+// then echoes every line back, until the test ends.
+func serveEcho(t testing.TB, ns string, port uint16, greeting string) {
+	t.Helper()
 	l := listenTCP(t, ns, "", port)
 	go func() {
 		for {
@@ -201,6 +208,9 @@ func ServeEcho(t testing.TB, ns string, port uint16) {
 			}
 			go func() {
 				defer c.Close()
+				if greeting != "" {
+					fmt.Fprintln(c, greeting)
+				}
 				r := bufio.NewReader(c)
 				for {
 					line, err := r.ReadString('\n')
@@ -256,26 +266,7 @@ func (c *Conn) Close() error { return c.c.Close() }
 // long-lived connection that knows which endpoint it reached.
 func ServeIdentityEcho(t testing.TB, ns string, port uint16, identity string) {
 	t.Helper()
-	l := listenTCP(t, ns, "", port)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				fmt.Fprintf(c, "%s\n", identity)
-				r := bufio.NewReader(c)
-				for {
-					line, err := r.ReadString('\n')
-					if err != nil || func() error { _, err := c.Write([]byte(line)); return err }() != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
+	serveEcho(t, ns, port, identity)
 }
 
 // DialIdentity opens a connection from a namespace to a ServeIdentityEcho
