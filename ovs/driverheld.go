@@ -5,7 +5,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// What the driver tells about the owners the switch refused (holds.go):
+// What the driver tells about the owners the switch refused (held back
+// by bridgeFlows with dataplanes.Holds):
 // each newly held one once, as a Problem (a Warning Event on its
 // Service), and every held one as a dataplanes.Degraded from Sync and
 // Apply, so the runner counts the rest programmed and calls again when

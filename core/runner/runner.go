@@ -112,7 +112,8 @@ type Runner struct {
 	inFlight time.Time // queued time taken by the running attempt
 	status   Status
 	// retryAt is when the applier asked to be called again for what it
-	// holds back (zero: not asked; only the loop reads and writes it).
+	// holds back (zero: not asked). Read and written by attempt only: the
+	// loop's, or RunOnce's when there is no loop.
 	retryAt time.Time
 }
 
