@@ -20,25 +20,52 @@ type Result struct {
 
 // ServicePorts computes the graph entries of one Service for one node from the
 // Service and the EndpointSlices that name it. svc may be nil (slices
-// without their Service contribute nothing).
-func ServicePorts(svc *object.Service, slices []*object.EndpointSlice, node graph.Node, opts Options) Result {
+// without their Service contribute nothing). It validates every slice and
+// starts from empty buffers: a Builder with prepared slices is what a
+// tracker rebuilding Services uses.
+func ServicePorts(svc *object.Service, sl []*object.EndpointSlice, node graph.Node, opts Options) Result {
+	prepared := make([]*PreparedSlice, len(sl))
+	for i, s := range sl {
+		prepared[i] = PrepareSlice(s, opts)
+	}
+	return NewBuilder(opts).ServicePorts(svc, prepared, node)
+}
+
+// Builder builds Services for a graph, keeping its working space between
+// builds. Not safe for concurrent use.
+type Builder struct {
+	opts Options
+	sc   scratch
+}
+
+// NewBuilder returns a Builder applying opts (the opts slices were
+// prepared with).
+func NewBuilder(opts Options) *Builder { return &Builder{opts: opts} }
+
+// ServicePorts is the package's ServicePorts over slices already prepared.
+// What it returns shares nothing with the Builder's working space.
+func (b *Builder) ServicePorts(svc *object.Service, sl []*PreparedSlice, node graph.Node) Result {
 	var res Result
 	if svc == nil {
 		return res
 	}
-	if res.Skipped = SkipReason(svc, opts); res.Skipped != "" {
+	if res.Skipped = SkipReason(svc, b.opts); res.Skipped != "" {
 		return res
 	}
 	rej := rejections{obj: ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}}
-	si := parseService(svc, opts, &rej)
+	si := parseService(svc, b.opts, &rej)
 	res.Rejections = rej.list
 	if si == nil {
 		return res
 	}
-	byPort := collectEndpoints(slices, node.Name, opts, &res.Rejections)
+	b.sc.inNameOrder(sl)
+	for _, s := range b.sc.order {
+		res.Rejections = append(res.Rejections, s.rejections...)
+	}
 	res.Ports = make([]*graph.ServicePort, 0, len(si.ports))
 	for _, p := range si.ports {
-		res.Ports = append(res.Ports, si.servicePort(p, byPort[portKey{name: p.name, protocol: p.protocol}], node))
+		eps := b.sc.candidates(portKey{name: p.name, protocol: p.protocol}, node.Name)
+		res.Ports = append(res.Ports, si.servicePort(p, eps, node, &b.sc))
 	}
 	graph.SortServicePorts(res.Ports)
 	return res
@@ -46,7 +73,8 @@ func ServicePorts(svc *object.Service, slices []*object.EndpointSlice, node grap
 
 // servicePort builds one graph entry, categorizing each family on its own as
 // upstream's per-family proxiers do, then listing the families side by side.
-func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node) *graph.ServicePort {
+// Categorized lists live in sc until copied into the entry.
+func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node, sc *scratch) *graph.ServicePort {
 	sp := &graph.ServicePort{
 		Name:                     graph.ServicePortName{Namespace: si.namespace, Name: si.name, Port: p.name, Protocol: p.protocol},
 		ClusterIPs:               si.clusterIPs,
@@ -74,7 +102,7 @@ func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node)
 			etpLocal:             si.etpLocal,
 			externallyAccessible: p.nodePort != 0 || hasFamily(si.externalIPs, fam) || hasFamily(si.lbIPs, fam),
 		}
-		cat := categorize(ofFamily(eps, fam), pv, node.Name, node.Zone)
+		cat := categorize(ofFamily(eps, fam), pv, node.Name, node.Zone, sc)
 		if cat.hasAny {
 			sp.UsableFamilies = sp.UsableFamilies.With(fam)
 		}

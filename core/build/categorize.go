@@ -58,8 +58,13 @@ type categorized struct {
 	hasAny  bool
 }
 
-// categorize applies the rule above to the endpoints of one family.
-func categorize(eps []candidate, pv policyView, nodeName, zone string) categorized {
+// categorize applies the rule above to the endpoints of one family. The
+// lists it returns are eps itself (when every endpoint is kept) or in sc's
+// buffers (nil sc: fresh ones), valid until sc is used again.
+func categorize(eps []candidate, pv policyView, nodeName, zone string, sc *scratch) categorized {
+	if sc == nil {
+		sc = &scratch{}
+	}
 	var out categorized
 	if len(eps) == 0 {
 		if pv.usesCluster() {
@@ -73,11 +78,11 @@ func categorize(eps []candidate, pv policyView, nodeName, zone string) categoriz
 
 	if pv.usesCluster() {
 		mode := topologyFromHints(eps, nodeName, zone)
-		out.cluster = filter(eps, func(c *candidate) bool {
+		out.cluster = filter(&sc.cluster, eps, func(c *candidate) bool {
 			return c.ep.Ready && availableForTopology(c, mode, nodeName, zone)
 		})
 		if len(out.cluster) == 0 {
-			out.cluster = filter(eps, servingTerminating)
+			out.cluster = filter(&sc.cluster, eps, servingTerminating)
 		}
 		out.hasAny = len(out.cluster) > 0
 	}
@@ -99,9 +104,9 @@ func categorize(eps []candidate, pv policyView, nodeName, zone string) categoriz
 	}
 	switch {
 	case localReady:
-		out.local = filter(eps, func(c *candidate) bool { return c.ep.Local && c.ep.Ready })
+		out.local = filter(&sc.local, eps, func(c *candidate) bool { return c.ep.Local && c.ep.Ready })
 	case localServingTerminating:
-		out.local = filter(eps, func(c *candidate) bool { return c.ep.Local && servingTerminating(c) })
+		out.local = filter(&sc.local, eps, func(c *candidate) bool { return c.ep.Local && servingTerminating(c) })
 	default:
 		out.local = []candidate{}
 	}
@@ -153,12 +158,28 @@ func availableForTopology(c *candidate, mode topologyMode, nodeName, zone string
 	return true
 }
 
-func filter(eps []candidate, keep func(*candidate) bool) []candidate {
-	out := make([]candidate, 0, len(eps))
-	for i := range eps {
-		if keep(&eps[i]) {
-			out = append(out, eps[i])
+// filter returns the candidates keep accepts, in order: eps itself when it
+// accepts all of them, else a list in *buf (grown as needed), or an empty
+// non-nil list for none.
+func filter(buf *[]candidate, eps []candidate, keep func(*candidate) bool) []candidate {
+	i := 0
+	for i < len(eps) && keep(&eps[i]) {
+		i++
+	}
+	if i == len(eps) {
+		return eps
+	}
+	if cap(*buf) < len(eps) {
+		*buf = make([]candidate, 0, len(eps))
+	}
+	out := append((*buf)[:0], eps[:i]...)
+	for j := i + 1; j < len(eps); j++ {
+		if keep(&eps[j]) {
+			out = append(out, eps[j])
 		}
+	}
+	if len(out) == 0 {
+		return []candidate{}
 	}
 	return out
 }

@@ -255,7 +255,7 @@ func TestCategorize(t *testing.T) {
 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := categorize(tc.eps, tc.pv, "node-1", tc.zone)
+			got := categorize(tc.eps, tc.pv, "node-1", tc.zone, nil)
 			checkList(t, "cluster", tc.cluster, got.cluster)
 			checkList(t, "local", tc.local, got.local)
 			if got.hasAny != tc.hasAny {

@@ -1,7 +1,6 @@
 package build
 
 import (
-	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -44,11 +43,49 @@ type portKey struct {
 type sliceEndpoint struct {
 	ip        netip.Addr
 	place     graph.Place
-	local     bool // on the node the graph is for
 	ready     bool
 	serving   bool
 	terminate bool
 	hints     *object.Hints
+}
+
+// slicePort is a validated entry of a slice's ports.
+type slicePort struct {
+	key  portKey
+	port uint16
+}
+
+// PreparedSlice is an EndpointSlice as builds use it: validated once, when it
+// arrives (PrepareSlice), so that a Service's build only merges its
+// slices. A change of one slice of a 50 000-endpoint Service then
+// validates that slice's 1 000 endpoints, not the Service's 50 000.
+// A PreparedSlice is read-only once made and does not depend on the node.
+type PreparedSlice struct {
+	Name       string
+	skipped    bool            // SkipSlice: contributes nothing
+	ports      []slicePort     // the valid ports, in the slice's order
+	endpoints  []sliceEndpoint // the valid endpoints, sorted by address (stably: duplicates keep their order)
+	rejections []Rejection     // what validation refused, endpoints first, then ports
+}
+
+// PrepareSlice validates an EndpointSlice for builds. Only the first
+// address of an endpoint counts, as upstream uses it.
+func PrepareSlice(s *object.EndpointSlice, opts Options) *PreparedSlice {
+	ps := &PreparedSlice{Name: s.Name}
+	if SkipSlice(s, opts) != "" {
+		ps.skipped = true
+		return ps
+	}
+	rej := rejections{obj: ObjectRef{Kind: "EndpointSlice", Namespace: s.Namespace, Name: s.Name}}
+	ps.endpoints = validSliceEndpoints(s, &rej)
+	slices.SortStableFunc(ps.endpoints, func(a, b sliceEndpoint) int { return a.ip.Compare(b.ip) })
+	for i, p := range s.Ports {
+		if key, port, ok := validSlicePort(p, i, &rej); ok {
+			ps.ports = append(ps.ports, slicePort{key: key, port: port})
+		}
+	}
+	ps.rejections = rej.list
+	return ps
 }
 
 // SkipSlice says why an EndpointSlice is ignored as a whole ("" if used):
@@ -57,80 +94,8 @@ func SkipSlice(s *object.EndpointSlice, opts Options) string {
 	return skipLabels(s.ProxyName, s.HasProxyName, s.Headless, opts)
 }
 
-// collectEndpoints merges a Service's slices into one deduplicated endpoint
-// list per port (name, protocol), as upstream's EndpointSliceCache does:
-// an endpoint is keyed by ip:port; when several slices carry the same one,
-// a non-terminating copy wins over a terminating one. Slices are visited in
-// name order, so the result never depends on map order.
-func collectEndpoints(sl []*object.EndpointSlice, node string, opts Options, out *[]Rejection) map[portKey][]candidate {
-	sorted := slices.Clone(sl)
-	slices.SortFunc(sorted, func(a, b *object.EndpointSlice) int { return cmp.Compare(a.Name, b.Name) })
-
-	// A port's list holds at most every endpoint of every slice: sized
-	// once, a Service of 50 slices of 1 000 does not grow it six times.
-	total := 0
-	for _, s := range sorted {
-		total += len(s.Endpoints)
-	}
-	merged := map[portKey][]candidate{}
-	for _, s := range sorted {
-		if SkipSlice(s, opts) != "" {
-			continue
-		}
-		rej := rejections{obj: ObjectRef{Kind: "EndpointSlice", Namespace: s.Namespace, Name: s.Name}}
-		eps := validSliceEndpoints(s, node, &rej)
-		for i, p := range s.Ports {
-			key, port, ok := validSlicePort(p, i, &rej)
-			if !ok {
-				continue
-			}
-			list := merged[key]
-			if list == nil {
-				list = make([]candidate, 0, total)
-			}
-			for _, e := range eps {
-				list = append(list, candidate{
-					ep: graph.Endpoint{
-						IP: e.ip, Port: port, Place: e.place, Local: e.local,
-						Ready: e.ready, Serving: e.serving, Terminating: e.terminate,
-					},
-					hints: e.hints,
-				})
-			}
-			merged[key] = list
-		}
-		*out = append(*out, rej.list...)
-	}
-	for key, list := range merged {
-		merged[key] = dedup(list)
-	}
-	return merged
-}
-
-// dedup sorts candidates by ip:port and keeps one per ip:port: the last
-// non-terminating copy in visit order if there is one, else the first (the
-// outcome of upstream's "overwrite unless terminating" loop).
-func dedup(list []candidate) []candidate {
-	slices.SortStableFunc(list, func(a, b candidate) int { return graph.CompareEndpoints(a.ep, b.ep) })
-	out := list[:0]
-	for i := 0; i < len(list); {
-		j, pick := i+1, i
-		for j < len(list) && graph.CompareEndpoints(list[i].ep, list[j].ep) == 0 {
-			if !list[j].ep.Terminating {
-				pick = j
-			}
-			j++
-		}
-		out = append(out, list[pick])
-		i = j
-	}
-	return out
-}
-
-// validSliceEndpoints validates every endpoint of a slice once; only the
-// first address counts, as upstream uses it. node is the graph's node
-// ("": none is local).
-func validSliceEndpoints(s *object.EndpointSlice, node string, rej *rejections) []sliceEndpoint {
+// validSliceEndpoints returns the valid endpoints of a slice, in its order.
+func validSliceEndpoints(s *object.EndpointSlice, rej *rejections) []sliceEndpoint {
 	var fam graph.IPFamily
 	switch s.AddressType {
 	case discovery.AddressTypeIPv4:
@@ -163,7 +128,7 @@ func validSliceEndpoints(s *object.EndpointSlice, node string, rej *rejections) 
 			continue
 		}
 		out = append(out, sliceEndpoint{
-			ip: ip, place: graph.PlaceOf(e.NodeName(), e.Zone()), local: node != "" && e.NodeName() == node,
+			ip: ip, place: graph.PlaceOf(e.NodeName(), e.Zone()),
 			ready: e.Ready, serving: e.Serving, terminate: e.Terminating, hints: e.Hints,
 		})
 	}

@@ -43,7 +43,7 @@ func (t *Tracker) Next(full bool) *Batch {
 	var newRejections []build.Rejection
 	for k := range t.dirty {
 		st := t.services[k]
-		res := build.ServicePorts(st.svc, st.slices, t.node, t.opts.Build)
+		res := t.builder.ServicePorts(st.svc, st.slices, t.node)
 		newRejections = append(newRejections, freshRejections(st.rejections, res.Rejections)...)
 		st.rejections = res.Rejections
 		st.skipped = res.Skipped

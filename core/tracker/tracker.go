@@ -41,7 +41,7 @@ type sliceKey struct{ namespace, name string }
 // serviceState is everything the tracker keeps per Service key.
 type serviceState struct {
 	svc        *object.Service
-	slices     []*object.EndpointSlice // any order, one per name (most Services have one or two: a map each was ~4 MiB at 10k)
+	slices     []*build.PreparedSlice  // any order, one per name (most Services have one or two: a map each was ~4 MiB at 10k)
 	applied    []*graph.ServicePort    // as last committed, sorted
 	rejections []build.Rejection       // from the last build
 	skipped    string                  // why the last build left the whole Service out ("" if it did not)
@@ -58,6 +58,7 @@ type Tracker struct {
 	onChange atomic.Pointer[func()]
 
 	mu          sync.Mutex
+	builder     *build.Builder // its working space is reused from one Service's build to the next
 	gen         uint64
 	services    map[svcKey]*serviceState
 	sliceOwner  map[sliceKey]string // the Service (of the slice's namespace) a slice was filed under
@@ -84,6 +85,7 @@ func New(opts Options) *Tracker {
 	}
 	return &Tracker{
 		opts:        opts,
+		builder:     build.NewBuilder(opts.Build),
 		services:    map[svcKey]*serviceState{},
 		sliceOwner:  map[sliceKey]string{},
 		orphanRejs:  map[sliceKey]build.Rejection{},
@@ -165,6 +167,7 @@ func (t *Tracker) UpsertEndpointSlice(s *object.EndpointSlice) {
 	t.opts.Observer.ObjectChanged("EndpointSlice")
 	sk := sliceKey{s.Namespace, s.Name}
 	svcName := s.ServiceName
+	prepared := build.PrepareSlice(s, t.opts.Build) // validated once, here, outside the lock
 	t.mu.Lock()
 	now := t.changeTime(s)
 	if old, ok := t.sliceOwner[sk]; ok && old != svcName {
@@ -185,7 +188,7 @@ func (t *Tracker) UpsertEndpointSlice(s *object.EndpointSlice) {
 		delete(t.orphanRejs, sk)
 		k := svcKey{s.Namespace, svcName}
 		st := t.state(k)
-		st.setSlice(s)
+		st.setSlice(prepared)
 		t.sliceOwner[sk] = svcName
 		t.markDirty(k, now)
 	}
@@ -218,7 +221,7 @@ func (t *Tracker) removeSlice(sk sliceKey, k svcKey, now time.Time) {
 }
 
 // setSlice adds s, or replaces the slice of its name.
-func (st *serviceState) setSlice(s *object.EndpointSlice) {
+func (st *serviceState) setSlice(s *build.PreparedSlice) {
 	for i, old := range st.slices {
 		if old.Name == s.Name {
 			st.slices[i] = s
@@ -230,7 +233,7 @@ func (st *serviceState) setSlice(s *object.EndpointSlice) {
 
 // removeSlice drops the slice named name, if there is one.
 func (st *serviceState) removeSlice(name string) {
-	st.slices = slices.DeleteFunc(st.slices, func(s *object.EndpointSlice) bool { return s.Name == name })
+	st.slices = slices.DeleteFunc(st.slices, func(s *build.PreparedSlice) bool { return s.Name == name })
 	if len(st.slices) == 0 {
 		st.slices = nil
 	}
