@@ -41,12 +41,12 @@ type sliceKey struct{ namespace, name string }
 // serviceState is everything the tracker keeps per Service key.
 type serviceState struct {
 	svc        *object.Service
-	slices     []*build.PreparedSlice  // any order, one per name (most Services have one or two: a map each was ~4 MiB at 10k)
-	applied    []*graph.ServicePort    // as last committed, sorted
-	rejections []build.Rejection       // from the last build
-	skipped    string                  // why the last build left the whole Service out ("" if it did not)
-	dirty      uint64                  // generation of the newest change; 0 = clean
-	changedAt  time.Time               // earliest change not yet committed
+	slices     []*build.PreparedSlice // any order, one per name (most Services have one or two: a map each was ~4 MiB at 10k)
+	applied    []*graph.ServicePort   // as last committed, sorted
+	rejections []build.Rejection      // from the last build
+	skipped    string                 // why the last build left the whole Service out ("" if it did not)
+	dirty      uint64                 // generation of the newest change; 0 = clean
+	changedAt  time.Time              // earliest change not yet committed
 }
 
 // Tracker implements source.Sink and produces Batches. It is safe for
