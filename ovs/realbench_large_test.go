@@ -59,7 +59,7 @@ func largeServiceScenario(b *testing.B, eps, changes int) {
 	flipped.Endpoints[3].Conditions.Ready = &notReady
 	versions := []*object.EndpointSlice{object.EndpointSliceOf(flipped), object.EndpointSliceOf(target)}
 	before := d.conn.Stats()
-	var apply, core, inOVS, settle []time.Duration
+	var change, apply, core, inOVS, settle []time.Duration
 	for i := range changes {
 		t0 := time.Now()
 		tr.UpsertEndpointSlice(versions[i%2])
@@ -70,6 +70,7 @@ func largeServiceScenario(b *testing.B, eps, changes int) {
 		}
 		apply = append(apply, time.Since(t1))
 		core = append(core, t1.Sub(t0))
+		change = append(change, time.Since(t0))
 		inOVS = append(inOVS, d.flows.lastCommit)
 		settle = append(settle, d.flows.follow.lastSettle)
 		tr.Commit(bt)
@@ -77,6 +78,8 @@ func largeServiceScenario(b *testing.B, eps, changes int) {
 	after := d.conn.Stats()
 	b.ReportMetric(cold.Seconds(), "cold-sync-s")
 	b.ReportMetric(float64(buckets), "buckets-in-ovs")
+	b.ReportMetric(percentile(change, 50), "change-p50-ms")
+	b.ReportMetric(percentile(change, 99), "change-p99-ms")
 	b.ReportMetric(percentile(apply, 50), "apply-p50-ms")
 	b.ReportMetric(percentile(apply, 99), "apply-p99-ms")
 	b.ReportMetric(percentile(inOVS, 99), "in-ovs-p99-ms")

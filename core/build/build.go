@@ -28,7 +28,7 @@ func ServicePorts(svc *object.Service, sl []*object.EndpointSlice, node graph.No
 	for i, s := range sl {
 		prepared[i] = PrepareSlice(s, opts)
 	}
-	return NewBuilder(opts).ServicePorts(svc, prepared, node)
+	return NewBuilder(opts).ServicePorts(svc, prepared, node, nil)
 }
 
 // Builder builds Services for a graph, keeping its working space between
@@ -43,8 +43,10 @@ type Builder struct {
 func NewBuilder(opts Options) *Builder { return &Builder{opts: opts} }
 
 // ServicePorts is the package's ServicePorts over slices already prepared.
-// What it returns shares nothing with the Builder's working space.
-func (b *Builder) ServicePorts(svc *object.Service, sl []*PreparedSlice, node graph.Node) Result {
+// m, if not nil, is what the last build of this Service merged: it is used
+// and updated (see Merged). What it returns shares nothing with the
+// Builder's working space or with m.
+func (b *Builder) ServicePorts(svc *object.Service, sl []*PreparedSlice, node graph.Node, m *Merged) Result {
 	var res Result
 	if svc == nil {
 		return res
@@ -62,13 +64,34 @@ func (b *Builder) ServicePorts(svc *object.Service, sl []*PreparedSlice, node gr
 	for _, s := range b.sc.order {
 		res.Rejections = append(res.Rejections, s.rejections...)
 	}
+	var ch sliceChanges
+	if m != nil {
+		ch = changesSince(m, b.sc.order, node.Name)
+	}
 	res.Ports = make([]*graph.ServicePort, 0, len(si.ports))
 	for _, p := range si.ports {
-		eps := b.sc.candidates(portKey{name: p.name, protocol: p.protocol}, node.Name)
+		eps := b.candidates(portKey{name: p.name, protocol: p.protocol}, node.Name, m, ch)
 		res.Ports = append(res.Ports, si.servicePort(p, eps, node, &b.sc))
+	}
+	if m != nil {
+		m.finish(b.sc.order, node.Name)
 	}
 	graph.SortServicePorts(res.Ports)
 	return res
+}
+
+// candidates merges the endpoints of every slice port matching key into one
+// deduplicated list sorted by ip:port, as upstream's EndpointSliceCache
+// does: an endpoint is keyed by ip:port; when several slices carry the
+// same one, a non-terminating copy wins over a terminating one. node is
+// the graph's node ("": none is local). The list lives in the Builder's
+// working space until the next call.
+func (b *Builder) candidates(key portKey, node string, m *Merged, ch sliceChanges) []candidate {
+	sc := &b.sc
+	if m == nil || runsOf(sc.order, key) < 2 {
+		return dedup(&sc.merged, sc.sortedRuns(sc.order, key, node))
+	}
+	return dedup(&sc.merged, sc.keptCandidates(m, ch, key, node))
 }
 
 // servicePort builds one graph entry, categorizing each family on its own as
@@ -96,11 +119,20 @@ func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node,
 		sp.ExternalTrafficPolicy = graph.PolicyLocal
 	}
 
+	// Whether the external (and short-circuit) lists are the internal one,
+	// decided before any is built: the lists are then built once.
+	allExternal := true
+	for _, fam := range si.families.List() {
+		allExternal = allExternal && si.externallyAccessible(p, fam)
+	}
+	externalIsInternal := allExternal && si.etpLocal == si.itpLocal
+	shortCircuitIsInternal := allExternal && si.etpLocal && !si.itpLocal
+
 	for _, fam := range si.families.List() {
 		pv := policyView{
 			itpLocal:             si.itpLocal,
 			etpLocal:             si.etpLocal,
-			externallyAccessible: p.nodePort != 0 || hasFamily(si.externalIPs, fam) || hasFamily(si.lbIPs, fam),
+			externallyAccessible: si.externallyAccessible(p, fam),
 		}
 		cat := categorize(ofFamily(eps, fam), pv, node.Name, node.Zone, sc)
 		if cat.hasAny {
@@ -114,20 +146,32 @@ func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node,
 			external = cat.local
 		}
 		sp.InternalEndpoints = appendEndpoints(sp.InternalEndpoints, internal)
-		if pv.externallyAccessible {
+		if pv.externallyAccessible && !externalIsInternal {
 			sp.ExternalEndpoints = appendEndpoints(sp.ExternalEndpoints, external)
-			if si.etpLocal {
-				sp.ShortCircuitEndpoints = appendEndpoints(sp.ShortCircuitEndpoints, cat.cluster)
-			}
+		}
+		if pv.externallyAccessible && si.etpLocal && !shortCircuitIsInternal {
+			sp.ShortCircuitEndpoints = appendEndpoints(sp.ShortCircuitEndpoints, cat.cluster)
 		}
 	}
 	// Most service ports have the same endpoints in several lists (every
 	// externally reachable one without traffic policies): they share one
 	// array, as the graph is read-only (at 10k Services the copies were a
 	// third of the graph's memory).
+	if externalIsInternal {
+		sp.ExternalEndpoints = sp.InternalEndpoints
+	}
+	if shortCircuitIsInternal {
+		sp.ShortCircuitEndpoints = sp.InternalEndpoints
+	}
 	sp.ExternalEndpoints = shareIfEqual(sp.ExternalEndpoints, sp.InternalEndpoints)
 	sp.ShortCircuitEndpoints = shareIfEqual(sp.ShortCircuitEndpoints, sp.InternalEndpoints, sp.ExternalEndpoints)
 	return sp
+}
+
+// externallyAccessible: the port has a node port, or an external or
+// load-balancer IP of the family.
+func (si *serviceInfo) externallyAccessible(p portInfo, fam graph.IPFamily) bool {
+	return p.nodePort != 0 || hasFamily(si.externalIPs, fam) || hasFamily(si.lbIPs, fam)
 }
 
 // shareIfEqual returns the first of others equal to list (keeping an empty
@@ -137,7 +181,7 @@ func shareIfEqual(list []graph.Endpoint, others ...[]graph.Endpoint) []graph.End
 		return list
 	}
 	for _, o := range others {
-		if slices.Equal(list, o) {
+		if len(o) == len(list) && &o[0] == &list[0] || slices.Equal(list, o) {
 			return o
 		}
 	}

@@ -176,6 +176,19 @@ func TestServiceEndpointSets(t *testing.T) {
 			shortCircuit: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4",
 		}},
 	}, {
+		name: "dual-stack ClusterIP with an IPv4 ExternalIP and ETP=Local: only IPv4 is external",
+		svc: Service(ns, "web", ClusterIPs("10.96.0.10", "fd00::10"), ExternalIPs("192.0.2.10"), ETPLocal,
+			Port("http", tcp, 80, 0)),
+		slices: []*discovery.EndpointSlice{
+			Slice(ns, "web-v4", "web", v4, SlicePort("http", tcp, 8080),
+				Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2"))),
+			Slice(ns, "web-v6", "web", v6, SlicePort("http", tcp, 8080), Endpoint("fd00:244::5", OnNode("node-1"))),
+		},
+		want: map[string]view{"http": {
+			internal: "10.244.1.5:8080 10.244.2.5:8080 [fd00:244::5]:8080", external: "10.244.1.5:8080",
+			shortCircuit: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4,IPv6",
+		}},
+	}, {
 		name: "zone hints through real slices and the node's zone",
 		svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
 		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),

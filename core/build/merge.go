@@ -7,16 +7,39 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/graph"
 )
 
-// scratch is the working space of a build: candidate lists that never
-// leave it. A Builder keeps it between builds, so that a Service's rebuild
-// allocates only what the graph keeps (a change of a 50 000-endpoint
-// Service made 9 MB of garbage when these were fresh each time). Its
-// buffers grow to the largest Service built and stay that size.
+// scratch is the working space of a build: lists that never leave it. A
+// Builder keeps it between builds, so that a Service's rebuild allocates
+// only what the graph keeps (a change of a 50 000-endpoint Service made
+// 9 MB of garbage when these were fresh each time). Its buffers grow to
+// the largest Service built and stay that size.
 type scratch struct {
 	order          []*PreparedSlice // the Service's slices in name order
-	bounds         []int            // where each sorted run starts in merged, then len(merged)
-	merged, spare  []candidate      // a port's endpoints, merged from its runs (two buffers: merging alternates)
+	bounds         []int            // where each sorted run starts in runs, then len(runs)
+	runs, spare    []sourced        // a port's endpoints, merged from its runs (two buffers: merging alternates)
+	next           []sourced        // where a kept list is merged with a slice's new version
+	merged         []candidate      // the same, deduplicated
 	cluster, local []candidate      // categorize's lists
+}
+
+// sourced is a candidate with the slice port it came from: the order of
+// copies of one ip:port, and what a slice's change takes out.
+type sourced struct {
+	c     candidate
+	slice *PreparedSlice
+	port  int // index in slice.ports
+}
+
+// compareSourced orders by ip:port, then copies of one ip:port in visit
+// order: slices by name, then a slice's ports in its order. (Copies from
+// one slice port keep their order: merges are stable.)
+func compareSourced(a, b *sourced) int {
+	if c := graph.CompareEndpoints(a.c.ep, b.c.ep); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.slice.Name, b.slice.Name); c != 0 {
+		return c
+	}
+	return a.port - b.port
 }
 
 // inNameOrder sets sc.order to the slices sorted by name: builds visit
@@ -27,42 +50,37 @@ func (sc *scratch) inNameOrder(sl []*PreparedSlice) {
 	slices.SortFunc(sc.order, func(a, b *PreparedSlice) int { return cmp.Compare(a.Name, b.Name) })
 }
 
-// candidates merges the endpoints of every slice port matching key into one
-// deduplicated list, sorted by ip:port, as upstream's EndpointSliceCache
-// does: an endpoint is keyed by ip:port; when several slices carry the same
-// one, a non-terminating copy wins over a terminating one. node is the
-// graph's node ("": none is local). The list lives in sc until the next
-// call.
-//
-// Each slice port is a run already sorted by address (PrepareSlice), so
-// the runs are merged, not sorted: O(n log runs) moves and no allocation
-// once the buffers have grown.
-func (sc *scratch) candidates(key portKey, node string) []candidate {
+// sortedRuns returns the endpoints of every port matching key of the
+// given slices (in name order), sorted by compareSourced. The list lives
+// in sc until the next call. Each slice port is a run already sorted by
+// address (PrepareSlice), so the runs are merged, not sorted: O(n log
+// runs) and no allocation once the buffers have grown.
+func (sc *scratch) sortedRuns(from []*PreparedSlice, key portKey, node string) []sourced {
 	total := 0
-	for _, s := range sc.order {
+	for _, s := range from {
 		for _, sp := range s.ports {
 			if sp.key == key {
 				total += len(s.endpoints)
 			}
 		}
 	}
-	if cap(sc.merged) < total {
-		sc.merged = make([]candidate, 0, total)
+	if cap(sc.runs) < total {
+		sc.runs = make([]sourced, 0, total)
 	}
-	merged, bounds := sc.merged[:0], sc.bounds[:0]
-	for _, s := range sc.order {
-		for _, sp := range s.ports {
+	list, bounds := sc.runs[:0], sc.bounds[:0]
+	for _, s := range from {
+		for i, sp := range s.ports {
 			if sp.key != key {
 				continue
 			}
-			bounds = append(bounds, len(merged))
-			for i := range s.endpoints {
-				merged = append(merged, s.endpoints[i].candidate(sp.port, node))
+			bounds = append(bounds, len(list))
+			for k := range s.endpoints {
+				list = append(list, sourced{c: s.endpoints[k].candidate(sp.port, node), slice: s, port: i})
 			}
 		}
 	}
-	sc.bounds = append(bounds, len(merged))
-	return dedup(mergeRuns(merged, &sc.spare, sc.bounds))
+	sc.runs, sc.bounds = list, append(bounds, len(list))
+	return mergeRuns(list, &sc.spare, sc.bounds)
 }
 
 // candidate is the endpoint at one port.
@@ -76,18 +94,30 @@ func (e *sliceEndpoint) candidate(port uint16, node string) candidate {
 	}
 }
 
-// mergeRuns sorts list, made of sorted runs that start at bounds[i] (the
-// last bound is len(list)), by merging neighbouring runs until one is
-// left. The sort is stable: on a tie the earlier run's endpoint comes
-// first, as if the runs were concatenated and sorted stably. *spare is the
-// second buffer; the result is in whichever of the two the last pass wrote.
-// bounds is overwritten.
-func mergeRuns(list []candidate, spare *[]candidate, bounds []int) []candidate {
+// runsOf counts the runs of key in the slices.
+func runsOf(from []*PreparedSlice, key portKey) int {
+	n := 0
+	for _, s := range from {
+		for _, sp := range s.ports {
+			if sp.key == key {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// mergeRuns sorts list, made of runs sorted by compareSourced that start
+// at bounds[i] (the last bound is len(list)), by merging neighbouring runs
+// until one is left; on a tie the earlier run's entry comes first. *spare
+// is the second buffer; the result is in whichever of the two the last
+// pass wrote. bounds is overwritten.
+func mergeRuns(list []sourced, spare *[]sourced, bounds []int) []sourced {
 	if len(bounds) <= 2 {
 		return list
 	}
 	if cap(*spare) < len(list) {
-		*spare = make([]candidate, len(list))
+		*spare = make([]sourced, len(list))
 	}
 	src, dst := list, (*spare)[:len(list)]
 	for len(bounds) > 2 {
@@ -109,11 +139,11 @@ func mergeRuns(list []candidate, spare *[]candidate, bounds []int) []candidate {
 }
 
 // mergeTwo merges the sorted a and b into dst (len(a)+len(b) long), a's
-// endpoint first on a tie.
-func mergeTwo(dst, a, b []candidate) {
+// entry first on a tie.
+func mergeTwo(dst, a, b []sourced) {
 	i, j, k := 0, 0, 0
 	for i < len(a) && j < len(b) {
-		if graph.CompareEndpoints(a[i].ep, b[j].ep) <= 0 {
+		if compareSourced(&a[i], &b[j]) <= 0 {
 			dst[k] = a[i]
 			i++
 		} else {
@@ -126,21 +156,26 @@ func mergeTwo(dst, a, b []candidate) {
 	copy(dst[k:], b[j:])
 }
 
-// dedup keeps one candidate per ip:port of a sorted list, in place: the
+// dedup returns one candidate per ip:port of a sorted list, in *buf: the
 // last non-terminating copy in visit order if there is one, else the first
-// (the outcome of upstream's "overwrite unless terminating" loop).
-func dedup(list []candidate) []candidate {
-	out := list[:0]
+// (the outcome of upstream's "overwrite unless terminating" loop, over
+// EndpointSliceCache's slices).
+func dedup(buf *[]candidate, list []sourced) []candidate {
+	if cap(*buf) < len(list) {
+		*buf = make([]candidate, 0, len(list))
+	}
+	out := (*buf)[:0]
 	for i := 0; i < len(list); {
 		j, pick := i+1, i
-		for j < len(list) && graph.CompareEndpoints(list[i].ep, list[j].ep) == 0 {
-			if !list[j].ep.Terminating {
+		for j < len(list) && list[j].c.ep.IP == list[i].c.ep.IP && list[j].c.ep.Port == list[i].c.ep.Port {
+			if !list[j].c.ep.Terminating {
 				pick = j
 			}
 			j++
 		}
-		out = append(out, list[pick])
+		out = append(out, list[pick].c)
 		i = j
 	}
+	*buf = out
 	return out
 }

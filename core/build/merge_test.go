@@ -15,20 +15,20 @@ import (
 )
 
 // referenceMerge is the rule candidates implements, written the obvious
-// way: the runs concatenated, sorted stably by ip:port, one kept per
-// ip:port (the last non-terminating copy, else the first).
-func referenceMerge(runs [][]candidate) []candidate {
+// way: the runs concatenated in visit order, sorted stably by ip:port, one
+// kept per ip:port (the last non-terminating copy, else the first).
+func referenceMerge(runs [][]sourced) []candidate {
 	all := slices.Concat(runs...)
-	slices.SortStableFunc(all, func(a, b candidate) int { return graph.CompareEndpoints(a.ep, b.ep) })
+	slices.SortStableFunc(all, func(a, b sourced) int { return graph.CompareEndpoints(a.c.ep, b.c.ep) })
 	var out []candidate
 	for i := 0; i < len(all); {
 		j, pick := i+1, i
-		for ; j < len(all) && graph.CompareEndpoints(all[i].ep, all[j].ep) == 0; j++ {
-			if !all[j].ep.Terminating {
+		for ; j < len(all) && graph.CompareEndpoints(all[i].c.ep, all[j].c.ep) == 0; j++ {
+			if !all[j].c.ep.Terminating {
 				pick = j
 			}
 		}
-		out = append(out, all[pick])
+		out = append(out, all[pick].c)
 		i = j
 	}
 	return out
@@ -42,31 +42,110 @@ func TestMergeRunsMatchesAStableSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(27, 1))
 	var sc scratch
 	for trial := range 2000 {
-		runs := make([][]candidate, r.IntN(9))
+		runs := make([][]sourced, r.IntN(9))
 		for i := range runs {
-			run := make([]candidate, r.IntN(40))
+			from := &PreparedSlice{Name: fmt.Sprintf("slice-%02d", i)} // runs in visit order
+			run := make([]sourced, r.IntN(40))
 			for k := range run {
-				run[k].ep = graph.Endpoint{
+				run[k].slice = from
+				run[k].c.ep = graph.Endpoint{
 					IP:          netip.AddrFrom4([4]byte{10, 0, 0, byte(r.IntN(30))}),
 					Port:        uint16(80 + r.IntN(2)),
 					Ready:       r.IntN(2) == 0,
 					Terminating: r.IntN(3) == 0,
 				}
-				run[k].hints = &object.Hints{ForZones: []string{fmt.Sprint(trial, i, k)}} // tells copies apart
+				run[k].c.hints = &object.Hints{ForZones: []string{fmt.Sprint(trial, i, k)}} // tells copies apart
 			}
-			slices.SortStableFunc(run, func(a, b candidate) int { return graph.CompareEndpoints(a.ep, b.ep) })
+			slices.SortStableFunc(run, func(a, b sourced) int { return graph.CompareEndpoints(a.c.ep, b.c.ep) })
 			runs[i] = run
 		}
-		sc.merged, sc.bounds = sc.merged[:0], sc.bounds[:0]
+		sc.runs, sc.bounds = sc.runs[:0], sc.bounds[:0]
 		for _, run := range runs {
-			sc.bounds = append(sc.bounds, len(sc.merged))
-			sc.merged = append(sc.merged, run...)
+			sc.bounds = append(sc.bounds, len(sc.runs))
+			sc.runs = append(sc.runs, run...)
 		}
-		sc.bounds = append(sc.bounds, len(sc.merged))
-		got := dedup(mergeRuns(sc.merged, &sc.spare, sc.bounds))
+		sc.bounds = append(sc.bounds, len(sc.runs))
+		got := dedup(&sc.merged, mergeRuns(sc.runs, &sc.spare, sc.bounds))
 		if want := referenceMerge(runs); !slices.Equal(got, want) {
 			t.Fatalf("trial %d, %d runs: merged\n%v\nwant\n%v", trial, len(runs), got, want)
 		}
+	}
+}
+
+// TestKeptMergeMatchesAFreshBuild: a Service of many slices changing one
+// slice at a time (a new version, a slice added, a slice gone, several at
+// once, the node renamed), built each time with the Merged of the builds
+// before, is exactly what a fresh build of the same slices gives. The
+// slices overlap: copies of an endpoint in several slices, some of them
+// terminating, and two slice ports of one name and protocol.
+func TestKeptMergeMatchesAFreshBuild(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 2))
+	svc := Service("ns", "web", ClusterIPs("10.96.0.10", "fd00::10"), Port("http", v1.ProtocolTCP, 80, 0), Port("dns", v1.ProtocolUDP, 53, 0))
+	randomSlice := func(name string) *discovery.EndpointSlice {
+		fam, ip := discovery.AddressTypeIPv4, func(k int) string { return fmt.Sprintf("10.1.0.%d", k) }
+		if r.IntN(4) == 0 {
+			fam, ip = discovery.AddressTypeIPv6, func(k int) string { return fmt.Sprintf("fd00:1::%x", k) }
+		}
+		opts := []SliceOption{SlicePort("http", v1.ProtocolTCP, 8080)}
+		if r.IntN(3) == 0 {
+			opts = append(opts, SlicePort("dns", v1.ProtocolUDP, 5353))
+		}
+		if r.IntN(8) == 0 {
+			opts = append(opts, SlicePort("http", v1.ProtocolTCP, 8081))
+		}
+		for range r.IntN(60) {
+			var eo []EndpointOption
+			switch r.IntN(5) {
+			case 0:
+				eo = append(eo, Terminating)
+			case 1:
+				eo = append(eo, NotReady)
+			}
+			eo = append(eo, OnNode(fmt.Sprintf("node-%d", r.IntN(3))))
+			opts = append(opts, Endpoint(ip(r.IntN(80)), eo...))
+		}
+		return Slice("ns", name, "web", fam, opts...)
+	}
+	current := map[string]*discovery.EndpointSlice{}
+	prepared := map[string]*PreparedSlice{}
+	set := func(name string) {
+		current[name] = randomSlice(name)
+		prepared[name] = PrepareSlice(object.EndpointSliceOf(current[name]), Options{})
+	}
+	for i := range 12 {
+		set(fmt.Sprintf("web-%02d", i))
+	}
+	b := NewBuilder(Options{})
+	var m Merged
+	node := graph.Node{Name: "node-1"}
+	for step := range 300 {
+		switch k := r.IntN(10); {
+		case k < 6:
+			set(fmt.Sprintf("web-%02d", r.IntN(14))) // a new version, or a new slice
+		case k < 8 && len(current) > 1:
+			for name := range current { // one gone
+				delete(current, name)
+				delete(prepared, name)
+				break
+			}
+		case k == 8:
+			for range 5 {
+				set(fmt.Sprintf("web-%02d", r.IntN(14)))
+			}
+		}
+		if step == 150 {
+			node.Name = "node-2" // Local changes for every endpoint
+		}
+		var raw []*discovery.EndpointSlice
+		var ps []*PreparedSlice
+		for name, s := range current {
+			raw, ps = append(raw, s), append(ps, prepared[name])
+		}
+		got := b.ServicePorts(object.ServiceOf(svc), ps, node, &m)
+		sameResult(t, fmt.Sprintf("step %d", step), got, fromAPI(svc, raw, node, Options{}))
+	}
+	if len(m.ports) == 0 {
+		t.Fatal("nothing was kept: the kept path was never taken")
 	}
 }
 
@@ -98,7 +177,7 @@ func TestBuilderReuseIsInvisible(t *testing.T) {
 		for _, sl := range s.slices {
 			prepared = append(prepared, PrepareSlice(conv.EndpointSlice(sl), Options{}))
 		}
-		got := reused.ServicePorts(conv.Service(s.svc), prepared, node)
+		got := reused.ServicePorts(conv.Service(s.svc), prepared, node, nil)
 		want := fromAPI(s.svc, s.slices, node, Options{})
 		gots, wants = append(gots, got), append(wants, want)
 		sameResult(t, fmt.Sprintf("build %d (%s)", i, s.svc.Name), got, want)

@@ -43,7 +43,7 @@ func (t *Tracker) Next(full bool) *Batch {
 	var newRejections []build.Rejection
 	for k := range t.dirty {
 		st := t.services[k]
-		res := t.builder.ServicePorts(st.svc, st.slices, t.node)
+		res := t.builder.ServicePorts(st.svc, st.slices, t.node, &st.merged)
 		newRejections = append(newRejections, freshRejections(st.rejections, res.Rejections)...)
 		st.rejections = res.Rejections
 		st.skipped = res.Skipped

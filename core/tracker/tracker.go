@@ -42,6 +42,7 @@ type sliceKey struct{ namespace, name string }
 type serviceState struct {
 	svc        *object.Service
 	slices     []*build.PreparedSlice // any order, one per name (most Services have one or two: a map each was ~4 MiB at 10k)
+	merged     build.Merged           // what its last build merged from its slices (for the next)
 	applied    []*graph.ServicePort   // as last committed, sorted
 	rejections []build.Rejection      // from the last build
 	skipped    string                 // why the last build left the whole Service out ("" if it did not)
