@@ -23,8 +23,9 @@ func writeLarge(w io.Writer, rs results) {
 	fmt.Fprint(w, "### One large Service next to 10k Services (OVS, real, userspace datapath)\n\n"+
 		"The synthetic 10k Services plus one ClusterIP Service of 1k, 10k or 50k endpoints in slices of 1 000 "+
 		"(every tenth not ready), all on this node. Cold sync of it all; then 200 changes of one of the large "+
-		"Service's endpoints (readiness flips), each the whole Apply until the datapath followed; the core's part of "+
-		"the same change (the tracker rebuilding the Service from its slices) beside it. The last rows are the same "+
+		"Service's endpoints (readiness flips), each timed from the slice reaching the core until the datapath followed "+
+		"(the core's rebuild of the Service, then the driver's whole Apply), with the two parts beside it. `make bench` "+
+		"runs this three times; each figure is the worst of the runs (the runs row). The last rows are the same "+
 		"change without OVS, in a cluster of 1k Services (`BenchmarkLargeServiceChange`): the driver's model and the "+
 		"core, each on its own.\n\n")
 	fmt.Fprint(w, "| | 1k endpoints | 10k endpoints | 50k endpoints |\n|---|---|---|---|\n")
@@ -33,10 +34,13 @@ func writeLarge(w io.Writer, rs results) {
 		scale       float64
 		key         func(int) string
 	}{
+		{"runs", "runs", 1, largeKey},
 		{"cold sync of the 10k Services and the large one, s", "cold-sync-s", 1, largeKey},
 		{"endpoint buckets in OVS", "buckets-in-ovs", 1, largeKey},
-		{"one change, whole Apply, p50 ms", "apply-p50-ms", 1, largeKey},
-		{"one change, whole Apply, p99 ms", "apply-p99-ms", 1, largeKey},
+		{"one change, slice to traffic, p50 ms", "change-p50-ms", 1, largeKey},
+		{"one change, slice to traffic, p99 ms", "change-p99-ms", 1, largeKey},
+		{"  the driver's whole Apply, p50 ms", "apply-p50-ms", 1, largeKey},
+		{"  the driver's whole Apply, p99 ms", "apply-p99-ms", 1, largeKey},
 		{"  of which in OVS, p99 ms", "in-ovs-p99-ms", 1, largeKey},
 		{"  of which the settle, p99 ms", "settle-p99-ms", 1, largeKey},
 		{"group-mods per change", "group-mods/change", 1, largeKey},
@@ -65,30 +69,30 @@ func writeLarge(w io.Writer, rs results) {
 
 // largeTargets are issue 27's targets.
 func largeTargets(rs results, met func(bool) string) []target {
-	var apply, core, mods string
-	applyOK, modsOK, ran := true, true, true
+	var change, apply, mods string
+	changeOK, modsOK, ran := true, true, true
 	for i, n := range largeSizes {
 		r := rs[largeKey(n)]
 		sep := ", "
 		if i == 0 {
 			sep = ""
 		}
+		change += sep + fmtvOr(r, "change-p99-ms")
 		apply += sep + fmtvOr(r, "apply-p99-ms")
-		core += sep + fmtvOr(r, "core-p99-ms")
 		mods += sep + fmtvOr(r, "group-mods/change") + "/" + fmtvOr(r, "flow-mods/change")
 		if len(r) == 0 {
 			ran = false
 			continue
 		}
-		applyOK = applyOK && r["apply-p99-ms"] < 10
+		changeOK = changeOK && r["change-p99-ms"] < 10
 		modsOK = modsOK && r["group-mods/change"] <= 2 && r["flow-mods/change"] == 0
 	}
 	big := rs[largeKey(50_000)]
 	return []target{
 		{"one endpoint change in a 1k/10k/50k-endpoint Service next to 10k Services: its leaf group and the group above it, no flow", "group-/flow-mods per change " + mods,
 			met(ran && modsOK)},
-		{"that change < 10 ms p99 until traffic follows (whole Apply, the settle included)", fmt.Sprintf("p99 %s ms (the core's rebuild of the Service before it: p99 %s ms)", apply, core),
-			met(ran && applyOK)},
+		{"that change < 10 ms p99 from the slice reaching the core until traffic follows", fmt.Sprintf("p99 %s ms (of which the driver's Apply: p99 %s ms)", change, apply),
+			met(ran && changeOK)},
 		{"cold sync of the 10k Services plus one 50k-endpoint Service into a real OVS < 2 s", fmt.Sprintf("%s s, %s endpoint buckets", fmtvOr(big, "cold-sync-s"), fmtvOr(big, "buckets-in-ovs")),
 			met(len(big) > 0 && big["cold-sync-s"] < 2)},
 	}

@@ -23,6 +23,9 @@ import (
 type result map[string]float64
 
 // results by "pkg-suffix:BenchmarkName/sub" without the -GOMAXPROCS suffix.
+// A benchmark run several times (-count) keeps, for each unit, its worst
+// value (every unit reported is worse when higher), and "runs" counts the
+// runs: a target is met only when every run meets it.
 type results map[string]result
 
 var lineRE = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
@@ -50,7 +53,14 @@ func parse(r io.Reader) results {
 				res[f[i+1]] = v
 			}
 		}
-		out[pkg+":"+m[1]] = res
+		key := pkg + ":" + m[1]
+		if prev, ok := out[key]; ok {
+			for unit, v := range prev {
+				res[unit] = max(res[unit], v)
+			}
+		}
+		res["runs"] = out[key]["runs"] + 1
+		out[key] = res
 	}
 	return out
 }
