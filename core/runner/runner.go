@@ -97,6 +97,9 @@ type Status struct {
 	// Degraded is what the applier held back at its last successful
 	// attempt (runner.Partial), one line each.
 	Degraded []string
+	// AttemptSince is when the attempt under way started; zero between
+	// attempts. An old one means the loop is stuck in the driver.
+	AttemptSince time.Time
 }
 
 // Runner is the sync loop.
@@ -232,11 +235,12 @@ func (r *Runner) backoff(failures int) time.Duration {
 // only a success (a Partial included) commits it. retry: the driver asked
 // to be called again now, even with nothing changed.
 func (r *Runner) attempt(ctx context.Context, full, retry bool) (err error) {
+	start := r.cfg.Clock.Now()
 	r.mu.Lock()
 	r.inFlight, r.queued = earliest(r.queued, r.inFlight), time.Time{}
+	r.status.AttemptSince = start
 	r.mu.Unlock()
 
-	start := r.cfg.Clock.Now()
 	b := r.tracker.Next(full)
 	res := Result{Full: full, Started: start, Changed: b.Delta.Len()}
 	if full {
@@ -255,6 +259,7 @@ func (r *Runner) attempt(ctx context.Context, full, retry bool) (err error) {
 	res.Err = err
 
 	r.mu.Lock()
+	r.status.AttemptSince = time.Time{}
 	if err == nil {
 		r.status.Degraded = res.Degraded
 		r.tracker.Commit(b)

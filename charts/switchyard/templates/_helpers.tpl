@@ -7,6 +7,11 @@
 {{- end -}}
 {{- end -}}
 
+{{/* The ConfigMap the pre-delete hook creates to ask for an uninstall. */}}
+{{- define "switchyard.uninstallMarker" -}}
+{{ include "switchyard.fullname" . }}-uninstalling
+{{- end }}
+
 {{- define "switchyard.serviceAccountName" -}}
 {{- default (include "switchyard.fullname" .) .Values.serviceAccount.name -}}
 {{- end -}}
@@ -56,3 +61,35 @@ healthz-bind-address: {{ printf "0.0.0.0:%d" (int .Values.health.port) | quote }
 master: {{ . | quote }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The probes, the same on every DaemonSet. switchyard serves its health
+port from its start, while the API server's objects are still listed:
+/livez answers (a long initial list on a large cluster is not a dead
+process, and liveness fails only when one sync is stuck for 5 minutes),
+/readyz waits for the first sync (a rolling update moves on to the next
+node only once this one has programmed its dataplane). The startup probe
+gives the process 5 minutes to start serving at all.
+*/}}
+{{- define "switchyard.probes" -}}
+startupProbe:
+  httpGet:
+    path: /livez
+    port: {{ .Values.health.port }}
+  periodSeconds: 5
+  timeoutSeconds: 5
+  failureThreshold: 60
+livenessProbe:
+  httpGet:
+    path: /livez
+    port: {{ .Values.health.port }}
+  periodSeconds: 10
+  timeoutSeconds: 5
+  failureThreshold: 3
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: {{ .Values.health.port }}
+  periodSeconds: 5
+  timeoutSeconds: 5
+{{- end }}

@@ -36,7 +36,13 @@ type runOptions struct {
 	healthCheckBindIP string
 	once              bool
 	ownerDaemonSet    string
+	uninstallMarker   string
 }
+
+// stallTimeout is how long one sync attempt may run before /livez fails
+// (the loop is stuck in the driver): far past a cold sync at 10k Services
+// (1.5 s on OVS) or a driver's own timeouts.
+const stallTimeout = 5 * time.Minute
 
 func newRunCommand() *cobra.Command {
 	o := &runOptions{}
@@ -59,12 +65,13 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.dataplane, "dataplane", "", "the dataplane driver (see `switchyard drivers`)")
 	fs.DurationVar(&o.minSyncPeriod, "min-sync-period", time.Second, "apply changes at most this often")
 	fs.DurationVar(&o.syncPeriod, "sync-period", 30*time.Second, "re-sync the whole graph this often")
-	fs.StringVar(&o.healthzAddr, "healthz-bind-address", "0.0.0.0:10256", `serve /healthz and /livez here ("" to disable)`)
+	fs.StringVar(&o.healthzAddr, "healthz-bind-address", "0.0.0.0:10256", `serve /healthz, /readyz and /livez here ("" to disable)`)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "127.0.0.1:10249", `serve /metrics here ("" to disable)`)
 	fs.BoolVar(&o.profiling, "profiling", false, "also serve Go's /debug/pprof/ on the metrics address (as kube-proxy's enableProfiling)")
 	fs.StringVar(&o.healthCheckBindIP, "healthcheck-bind-ip", "", "listen on this IP for health-check node ports (default: every address)")
 	fs.BoolVar(&o.once, "once", false, "sync once and exit (no servers are started)")
-	fs.StringVar(&o.ownerDaemonSet, "owner-daemonset", "", "NAMESPACE/NAME of the DaemonSet switchyard runs in (the chart sets it): when switchyard stops because that DaemonSet was deleted (uninstalled), it removes what the dataplane programmed, as `switchyard cleanup`; any other stop keeps the dataplane")
+	fs.StringVar(&o.ownerDaemonSet, "owner-daemonset", "", "NAMESPACE/NAME of the DaemonSet switchyard runs in (the chart sets it; with --uninstall-marker)")
+	fs.StringVar(&o.uninstallMarker, "uninstall-marker", "", "name of a ConfigMap in the --owner-daemonset's namespace that asks for an uninstall (the chart's pre-delete hook creates it at helm uninstall): when it appears, newer than the DaemonSet, and the DaemonSet then goes, switchyard removes what the dataplane programmed as it stops, as `switchyard cleanup`; any other stop keeps the dataplane")
 }
 
 func (o *runOptions) validate() error {
@@ -144,7 +151,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	if err != nil {
 		return usageError{err}
 	}
-	owner, err := parseOwnerDaemonSet(o.ownerDaemonSet)
+	owner, err := parseUninstall(o.ownerDaemonSet, o.uninstallMarker)
 	if err != nil {
 		return usageError{err}
 	}
@@ -193,7 +200,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	gaps := newGapReporter(o.dataplane, factory.Capabilities())
 	gaps.register(reg)
 
-	proxyHealth := &health.Proxy{Timeout: 2 * o.syncPeriod}
+	proxyHealth := &health.Proxy{Timeout: 2 * o.syncPeriod, StallTimeout: stallTimeout}
 	hc := &health.Services{BindIP: o.healthCheckBindIP, ProxyHealthy: proxyHealth.Healthy}
 	defer hc.Close()
 	p := &programmer{driver: driver, gaps: gaps, hc: hc}
@@ -201,13 +208,14 @@ func (o *runOptions) run(ctx context.Context) error {
 	proxyHealth.Status = r.Status
 
 	klog.InfoS("Starting switchyard", "version", versionString(), "dataplane", o.dataplane, "node", o.src.nodeName)
-	if err := <-started; err != nil {
-		return err
-	}
 	if o.once {
+		if err := <-started; err != nil {
+			return err
+		}
 		return r.RunOnce(ctx)
 	}
-
+	// Served while the source still lists: /livez answers (a long initial
+	// list is not a dead process), /readyz waits for the first sync.
 	servers, err := startServers(map[string]http.Handler{
 		o.healthzAddr: proxyHealth.Mux(),
 		o.metricsAddr: metricsMux(reg, o.profiling, graphHandler(tr, p)),
@@ -216,9 +224,15 @@ func (o *runOptions) run(ctx context.Context) error {
 		return err
 	}
 	defer stopServers(servers)
+	if err := <-started; err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while listing: not a failure
+		}
+		return err
+	}
 	owner.arm(ctx, client)
 	r.Run(ctx)
-	if owner.cleanupIfRemoved(driver.Cleanup) {
+	if owner.cleanupIfUninstalled(driver.Cleanup) {
 		return nil
 	}
 	klog.InfoS("Stopping switchyard; the dataplane keeps its state")

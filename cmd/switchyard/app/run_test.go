@@ -217,7 +217,7 @@ func TestRunServesHealthMetricsAndFollowsTheFile(t *testing.T) {
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort), "--healthcheck-bind-ip", "127.0.0.1")
 
 	eventually(t, "the first sync", func() bool { d := memory.driver(); return d != nil && len(d.names()) == 10 })
-	for _, path := range []string{"/healthz", "/livez"} {
+	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
 		eventually(t, path+" 200", func() bool { code, _ := get(fmt.Sprintf("http://127.0.0.1:%d%s", healthz, path)); return code == 200 })
 	}
 
@@ -281,6 +281,15 @@ func TestHealthzTurns503WhenSyncsStall(t *testing.T) {
 	})
 	if !strings.Contains(body, `"lastError":"dataplane is down"`) {
 		t.Errorf("healthz body %s", body)
+	}
+	// Never synced: not ready. But the loop turns (each attempt fails
+	// fast): live, so the kubelet does not restart what a restart cannot
+	// mend.
+	if code, _ := get(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthz)); code != 503 {
+		t.Errorf("/readyz %d before any sync succeeded, want 503", code)
+	}
+	if code, _ := get(fmt.Sprintf("http://127.0.0.1:%d/livez", healthz)); code != 200 {
+		t.Errorf("/livez %d with the loop turning, want 200", code)
 	}
 	_, m := get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
 	if !strings.Contains(m, `switchyard_driver_apply_errors_total{driver="test-failing",kind="full"}`) {

@@ -4,9 +4,11 @@ package e2e
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -88,10 +90,20 @@ func checkPodSpec(t *testing.T, ds *unstructured.Unstructured, windows bool) {
 	}
 	containers, _, _ := unstructured.NestedSlice(spec, "containers")
 	ctr := containers[0].(map[string]any)
+	// Liveness and startup on /livez (served from the process's start: a
+	// slow initial list is not a dead process), readiness on /readyz (the
+	// first sync done). The startup budget covers at least the longest
+	// switchyard itself waits for its lists (--informer-sync-timeout, 2m).
 	live, _, _ := unstructured.NestedString(ctr, "livenessProbe", "httpGet", "path")
 	ready, _, _ := unstructured.NestedString(ctr, "readinessProbe", "httpGet", "path")
-	if live != "/livez" || ready != "/healthz" {
-		t.Errorf("%s: probes %q/%q, want /livez and /healthz", ds.GetName(), live, ready)
+	startup, _, _ := unstructured.NestedString(ctr, "startupProbe", "httpGet", "path")
+	if live != "/livez" || ready != "/readyz" || startup != "/livez" {
+		t.Errorf("%s: probes live %q ready %q startup %q, want /livez, /readyz, /livez", ds.GetName(), live, ready, startup)
+	}
+	period, _, _ := unstructured.NestedInt64(ctr, "startupProbe", "periodSeconds")
+	failures, _, _ := unstructured.NestedInt64(ctr, "startupProbe", "failureThreshold")
+	if budget := time.Duration(period*failures) * time.Second; budget < 2*time.Minute {
+		t.Errorf("%s: the startup probe gives %v, less than --informer-sync-timeout's 2m", ds.GetName(), budget)
 	}
 	if windows {
 		hp, _, _ := unstructured.NestedBool(spec, "securityContext", "windowsOptions", "hostProcess")
@@ -197,6 +209,27 @@ func checkRBAC(t *testing.T, objs []*unstructured.Unstructured) {
 		"apps/daemonsets:get" + strings.Join(daemonSets, "+"), "discovery.k8s.io/endpointslices:get,list,watch", "events.k8s.io/events:create,patch,update"}
 	if !slices.Equal(got, want) {
 		t.Errorf("ClusterRole grants %v\nwant               %v", got, want)
+	}
+	// The uninstall marker: one ConfigMap, by name, in the release's
+	// namespace, and the pre-delete hook that creates it.
+	roles = find(objs, "Role")
+	if len(roles) != 1 || len(find(objs, "RoleBinding")) != 1 {
+		t.Fatalf("want one Role and RoleBinding (the uninstall marker)")
+	}
+	rules, _, _ = unstructured.NestedSlice(roles[0].Object, "rules")
+	var marker *unstructured.Unstructured
+	for _, cm := range find(objs, "ConfigMap") {
+		if cm.GetAnnotations()["helm.sh/hook"] == "pre-delete" {
+			marker = cm
+		}
+	}
+	if marker == nil {
+		t.Fatal("no pre-delete hook ConfigMap (the uninstall marker)")
+	}
+	wantRules := []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"},
+		"resourceNames": []any{marker.GetName()}, "verbs": []any{"get", "list", "watch"}}}
+	if !reflect.DeepEqual(rules, wantRules) {
+		t.Errorf("Role grants %v, want %v", rules, wantRules)
 	}
 }
 

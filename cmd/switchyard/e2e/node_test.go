@@ -26,7 +26,10 @@ import (
 // by a real helm with dataplane=ovs, and a workload served through
 // Services from a pod, from the node and from outside while it is scaled,
 // rolled out and deleted; switchyard restarted under live connections; the
-// chart upgraded and uninstalled while the node keeps its network.
+// chart upgraded, its DaemonSet deleted and re-created, switchyard stopped
+// while the API server refuses it, and the chart uninstalled, while the
+// node keeps its network (only the uninstall removes what switchyard
+// programmed).
 func TestRealNode(t *testing.T) {
 	ovstest.Require(t)
 	images := buildNodeImages(t)
@@ -182,13 +185,27 @@ func TestRealNode(t *testing.T) {
 	// the connections through Services keep going.
 	start = time.Now()
 	n.helm(t, "upgrade", "sy", chart, "--namespace", chartNamespace, "--reuse-values", "--set", "logLevel=2", "--wait", "--timeout", "5m")
-	n.switchyardPod(t, syPod)
+	syPod = n.switchyardPod(t, syPod)
 	lat.note("helm upgrade (logLevel 0 -> 2) -> new switchyard pod Ready: %d ms", time.Since(start).Milliseconds())
 	time.Sleep(time.Second)
 	for _, h := range append(held, nodeConn) {
 		h.check(t)
 	}
 	everywhere(t, paths, pods)
+
+	// Stops that are not an uninstall keep the dataplane: the DaemonSet
+	// deleted and re-created, and switchyard stopping while the API server
+	// refuses it (403).
+	checks := func(what string) {
+		t.Helper()
+		t.Logf("checking the node's network %s", what)
+		for _, h := range append(held, nodeConn) {
+			h.check(t)
+		}
+		everywhere(t, paths, pods)
+	}
+	syPod = n.replaceDaemonSet(t, &lat, syPod, checks)
+	n.refuseWhileRestarting(t, &lat, syPod, checks)
 	for _, h := range held {
 		h.end()
 	}

@@ -15,25 +15,34 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/runner"
 )
 
+// TestProxyHealth: /healthz is upstream's (a change late), /readyz waits
+// for the first sync too, /livez fails only on a sync loop stuck in one
+// attempt.
 func TestProxyHealth(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	synced := now.Add(-time.Hour)
+	type codes struct{ healthz, readyz, livez int }
 	cases := []struct {
 		name   string
 		status runner.Status
-		code   int
+		want   codes
 	}{
-		{"nothing queued", runner.Status{LastSuccess: now.Add(-time.Hour)}, 200},
-		{"queued for less than the timeout", runner.Status{QueuedSince: now.Add(-59 * time.Second)}, 200},
-		{"queued for longer than the timeout", runner.Status{QueuedSince: now.Add(-61 * time.Second), Failures: 4}, 503},
+		{"starting: the initial list under way", runner.Status{}, codes{200, 503, 200}},
+		{"starting: the list queued changes less than the timeout ago", runner.Status{QueuedSince: now.Add(-59 * time.Second)}, codes{200, 503, 200}},
+		{"starting: a slow first sync", runner.Status{QueuedSince: now.Add(-3 * time.Minute), AttemptSince: now.Add(-3 * time.Minute)}, codes{503, 503, 200}},
+		{"nothing queued", runner.Status{LastSuccess: synced}, codes{200, 200, 200}},
+		{"queued for less than the timeout", runner.Status{LastSuccess: synced, QueuedSince: now.Add(-59 * time.Second)}, codes{200, 200, 200}},
+		{"queued for longer than the timeout, the driver failing", runner.Status{LastSuccess: synced, QueuedSince: now.Add(-61 * time.Second), Failures: 4}, codes{503, 503, 200}},
+		{"one attempt under way past the stall timeout", runner.Status{LastSuccess: synced, QueuedSince: now.Add(-6 * time.Minute), AttemptSince: now.Add(-5*time.Minute - time.Second)}, codes{503, 503, 503}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Proxy{Status: func() runner.Status { return tc.status }, Timeout: time.Minute, Now: func() time.Time { return now }}
-			for _, path := range []string{"/healthz", "/livez"} {
+			p := &Proxy{Status: func() runner.Status { return tc.status }, Timeout: time.Minute, StallTimeout: 5 * time.Minute, Now: func() time.Time { return now }}
+			for path, want := range map[string]int{"/healthz": tc.want.healthz, "/readyz": tc.want.readyz, "/livez": tc.want.livez} {
 				rec := httptest.NewRecorder()
 				p.Mux().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
-				if rec.Code != tc.code {
-					t.Errorf("%s: %d, want %d", path, rec.Code, tc.code)
+				if rec.Code != want {
+					t.Errorf("%s: %d, want %d", path, rec.Code, want)
 				}
 				var rep map[string]any
 				if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil || rep["currentTime"] == nil {

@@ -1,4 +1,4 @@
-// Package health serves the proxy's own health (/healthz, /livez) and the
+// Package health serves the proxy's own health (/healthz, /livez, /readyz) and the
 // health-check node ports of externalTrafficPolicy=Local LoadBalancer
 // Services, as upstream kube-proxy does.
 package health
@@ -12,19 +12,31 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/runner"
 )
 
-// Proxy answers /healthz and /livez from the sync runner's status: healthy
-// when nothing is queued, or the oldest queued change has waited less than
-// Timeout (upstream uses twice the sync period).
+// Proxy answers from the sync runner's status, from the process's start
+// on (a slow initial list must not look like a dead process):
+//
+//   - /healthz, upstream kube-proxy's: healthy when nothing is queued, or
+//     the oldest queued change has waited less than Timeout (upstream uses
+//     twice the sync period). Healthy while starting, as upstream's.
+//   - /readyz, the pod's readiness: not ready until the first sync has
+//     succeeded, then as /healthz (a rolling update moves on to the next
+//     node only once this one has programmed its dataplane).
+//   - /livez, the pod's liveness: the process answers and its sync loop
+//     turns. Only a sync attempt under way for longer than StallTimeout
+//     (the loop stuck in the driver) fails it: a restart helps that, not a
+//     dataplane refusing changes or an API server slow to list.
 type Proxy struct {
-	Status  func() runner.Status
-	Timeout time.Duration
-	Now     func() time.Time // nil: time.Now
+	Status       func() runner.Status
+	Timeout      time.Duration
+	StallTimeout time.Duration
+	Now          func() time.Time // nil: time.Now
 }
 
 type proxyReport struct {
 	LastUpdated  time.Time `json:"lastUpdated"`
 	CurrentTime  time.Time `json:"currentTime"`
 	QueuedSince  time.Time `json:"queuedSince,omitzero"`
+	AttemptSince time.Time `json:"attemptSince,omitzero"`
 	Failures     int       `json:"consecutiveFailures,omitempty"`
 	LastError    string    `json:"lastError,omitempty"`
 	NodeEligible bool      `json:"nodeEligible"`
@@ -50,11 +62,24 @@ func (p *Proxy) now() time.Time {
 	return time.Now()
 }
 
-// ServeHTTP answers /healthz and /livez alike.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+// Ready reports whether the first sync is done and the proxy is healthy.
+func (p *Proxy) Ready() bool { return !p.Status().LastSuccess.IsZero() && p.Healthy() }
+
+// Live reports whether the sync loop turns: no attempt has been under way
+// for longer than StallTimeout.
+func (p *Proxy) Live() bool {
+	since := p.Status().AttemptSince
+	return since.IsZero() || p.now().Sub(since) < p.StallTimeout
+}
+
+// ServeHTTP answers /healthz.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, _ *http.Request) { p.answer(w, p.Healthy()) }
+
+// answer writes the status report with 200 when ok, else 503.
+func (p *Proxy) answer(w http.ResponseWriter, ok bool) {
 	st := p.Status()
 	rep := proxyReport{LastUpdated: st.LastSuccess, CurrentTime: p.now(), QueuedSince: st.QueuedSince,
-		Failures: st.Failures, NodeEligible: true}
+		AttemptSince: st.AttemptSince, Failures: st.Failures, NodeEligible: true}
 	if st.LastError != nil {
 		rep.LastError = st.LastError.Error()
 	}
@@ -64,7 +89,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if p.Healthy() {
+	if ok {
 		w.WriteHeader(http.StatusOK)
 	} else {
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -72,10 +97,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	_ = json.NewEncoder(w).Encode(rep)
 }
 
-// Mux returns a handler with /healthz and /livez.
+// Mux returns a handler with /healthz, /readyz and /livez.
 func (p *Proxy) Mux() *http.ServeMux {
 	m := http.NewServeMux()
 	m.Handle("/healthz", p)
-	m.Handle("/livez", p)
+	m.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { p.answer(w, p.Ready()) })
+	m.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) { p.answer(w, p.Live()) })
 	return m
 }
