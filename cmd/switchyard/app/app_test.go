@@ -139,10 +139,13 @@ func TestErrorsAreOneClearLine(t *testing.T) {
 		{"file and kubeconfig", []string{"graph", "--kubeconfig", kubeconfig, "--file", clusterFile}, 2, "--file excludes"},
 		{"file and master", []string{"graph", "--master", "https://192.0.2.1:6443", "--file", clusterFile}, 2, "--file excludes"},
 		{"master not a URL", []string{"graph", "--master", "192.0.2.1:6443"}, 2, `--master "192.0.2.1:6443": want https://host:port`},
+		{"master in clear", []string{"graph", "--master", "http://192.0.2.1:8080"}, 2, `--master "http://192.0.2.1:8080": want https://host:port (the token is never sent in clear)`},
 		{"master outside a pod", []string{"graph", "--master", "https://192.0.2.1:6443"}, 1, "--master without --kubeconfig uses the pod's service account"},
 		{"bad output format", []string{"graph", "--file", clusterFile, "-o", "xml"}, 2, "-o must be json or table"},
 		{"bad node port range", []string{"graph", "--file", clusterFile, "--nodeport-range", "9-1"}, 2, "--nodeport-range"},
 		{"unknown flag", []string{"graph", "--bogus"}, 2, "unknown flag: --bogus"},
+		{"profiling off loopback", []string{"run", "--dataplane", "test-memory", "--file", clusterFile, "--profiling", "--metrics-bind-address", "0.0.0.0:10249"}, 2, "allowed only on a loopback address"},
+		{"profiling on every address", []string{"run", "--dataplane", "test-memory", "--file", clusterFile, "--profiling", "--metrics-bind-address", ":10249"}, 2, "allowed only on a loopback address"},
 		{"bad sync periods", []string{"run", "--dataplane", "test-memory", "--file", clusterFile, "--min-sync-period", "1m", "--sync-period", "1s"}, 2, "--min-sync-period"},
 	}
 	for _, tc := range cases {

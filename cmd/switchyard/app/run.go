@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -67,7 +68,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.syncPeriod, "sync-period", 30*time.Second, "re-sync the whole graph this often")
 	fs.StringVar(&o.healthzAddr, "healthz-bind-address", "0.0.0.0:10256", `serve /healthz, /readyz and /livez here ("" to disable)`)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "127.0.0.1:10249", `serve /metrics here ("" to disable)`)
-	fs.BoolVar(&o.profiling, "profiling", false, "also serve Go's /debug/pprof/ on the metrics address (as kube-proxy's enableProfiling)")
+	fs.BoolVar(&o.profiling, "profiling", false, "also serve Go's /debug/pprof/ on the metrics address (as kube-proxy's enableProfiling); only with a loopback --metrics-bind-address")
 	fs.StringVar(&o.healthCheckBindIP, "healthcheck-bind-ip", "", "listen on this IP for health-check node ports (default: every address)")
 	fs.BoolVar(&o.once, "once", false, "sync once and exit (no servers are started)")
 	fs.StringVar(&o.ownerDaemonSet, "owner-daemonset", "", "NAMESPACE/NAME of the DaemonSet switchyard runs in (the chart sets it; with --uninstall-marker)")
@@ -81,7 +82,24 @@ func (o *runOptions) validate() error {
 	if o.minSyncPeriod < 0 || o.syncPeriod <= 0 || o.minSyncPeriod > o.syncPeriod {
 		return fmt.Errorf("need 0 <= --min-sync-period (%s) <= --sync-period (%s), and a positive --sync-period", o.minSyncPeriod, o.syncPeriod)
 	}
+	if o.profiling && !loopbackAddr(o.metricsAddr) {
+		return fmt.Errorf("--profiling serves Go's profiles (memory contents, goroutine stacks) on --metrics-bind-address %q: allowed only on a loopback address", o.metricsAddr)
+	}
 	return nil
+}
+
+// loopbackAddr: a host:port whose host is a loopback address or
+// "localhost" (an empty host or 0.0.0.0 listens everywhere).
+func loopbackAddr(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // programmer is what the runner drives: the driver, plus the gap reporter

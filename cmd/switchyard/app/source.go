@@ -55,8 +55,10 @@ func (o *sourceOptions) complete() (build.Options, error) {
 	}
 	if o.master != "" {
 		u, err := url.Parse(o.master)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return build.Options{}, fmt.Errorf("--master %q: want https://host:port", o.master)
+		if err != nil || u.Scheme != "https" || u.Host == "" {
+			// https only: the service account's token goes with every
+			// request, and must not cross the network in clear.
+			return build.Options{}, fmt.Errorf("--master %q: want https://host:port (the token is never sent in clear)", o.master)
 		}
 	}
 	if o.nodeName == "" {

@@ -253,6 +253,7 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{[]string{"serviceMonitor.enabled=true"}, "metrics.bindAddress"},
 		{[]string{"windows.sourceVIP=not-an-ip"}, "sourceVIP"},
 		{[]string{"kubeAPIServer=192.0.2.1:6443"}, "kubeAPIServer"},
+		{[]string{"kubeAPIServer=http://192.0.2.1:8080"}, "kubeAPIServer"},
 		{[]string{"ovs.encap=gre"}, "encap"},
 		{[]string{"ovs.datapathType=dpdk"}, "datapathType"},
 		{[]string{"ovs.cni.binDir=opt/cni/bin"}, "binDir"},

@@ -2,12 +2,14 @@ package health
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
@@ -168,15 +170,34 @@ func TestDegradedPartsAreHealthyAndListed(t *testing.T) {
 	for i := range 25 {
 		lines = append(lines, fmt.Sprintf("ns/svc-%d:http/TCP: OVSRefused: the switch refused its group", i))
 	}
-	p := &Proxy{Status: func() runner.Status { return runner.Status{Degraded: lines} }, Timeout: time.Minute}
-	rec := httptest.NewRecorder()
-	p.Mux().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
-	var rep struct{ Degraded []string }
-	if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {
-		t.Fatal(err)
+	p := &Proxy{Status: func() runner.Status {
+		return runner.Status{Degraded: lines, LastError: errors.New("ovs: refused"), LastSuccess: time.Now()}
+	}, Timeout: time.Minute}
+	type report struct {
+		Degraded      []string
+		DegradedParts int
+		LastError     string
 	}
-	want := append(append([]string{}, lines[:maxDegradedShown]...), "and 5 more")
-	if rec.Code != 200 || fmt.Sprint(rep.Degraded) != fmt.Sprint(want) {
-		t.Fatalf("%d %q, want 200 listing %q", rec.Code, rep.Degraded, want)
+	ask := func(from string) (int, report) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/healthz", nil)
+		req.RemoteAddr = from
+		p.Mux().ServeHTTP(rec, req)
+		var rep report
+		if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rec.Code, rep
+	}
+	want := report{Degraded: append(append([]string{}, lines[:maxDegradedShown]...), "and 5 more"), LastError: "ovs: refused"}
+	for _, from := range []string{"127.0.0.1:40000", "[::1]:40000"} {
+		if code, rep := ask(from); code != 200 || !reflect.DeepEqual(rep, want) {
+			t.Errorf("from %s: %d %+v, want 200 %+v", from, code, rep, want)
+		}
+	}
+	// Off the node: healthy, and how many parts are held, but no names
+	// and no error text.
+	if code, rep := ask("192.0.2.7:40000"); code != 200 || !reflect.DeepEqual(rep, report{DegradedParts: 25}) {
+		t.Errorf("from off the node: %d %+v, want 200 with only the count", code, rep)
 	}
 }

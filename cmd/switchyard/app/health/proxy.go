@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/runner"
@@ -44,6 +45,9 @@ type proxyReport struct {
 	// rest (at most maxDegradedShown, then how many more): the proxy is
 	// still healthy.
 	Degraded []string `json:"degraded,omitempty"`
+	// DegradedParts counts them: what a caller off loopback sees instead
+	// of the list and of LastError (no internals off the node).
+	DegradedParts int `json:"degradedParts,omitempty"`
 }
 
 // maxDegradedShown bounds the degraded parts /healthz spells out.
@@ -73,10 +77,12 @@ func (p *Proxy) Live() bool {
 }
 
 // ServeHTTP answers /healthz.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, _ *http.Request) { p.answer(w, p.Healthy()) }
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.answer(w, r, p.Healthy()) }
 
-// answer writes the status report with 200 when ok, else 503.
-func (p *Proxy) answer(w http.ResponseWriter, ok bool) {
+// answer writes the status report with 200 when ok, else 503. The health
+// port listens on every address (load balancers probe it): error texts
+// and the names of degraded Services go only to callers on loopback.
+func (p *Proxy) answer(w http.ResponseWriter, r *http.Request, ok bool) {
 	st := p.Status()
 	rep := proxyReport{LastUpdated: st.LastSuccess, CurrentTime: p.now(), QueuedSince: st.QueuedSince,
 		AttemptSince: st.AttemptSince, Failures: st.Failures, NodeEligible: true}
@@ -86,6 +92,9 @@ func (p *Proxy) answer(w http.ResponseWriter, ok bool) {
 	rep.Degraded = st.Degraded
 	if n := len(rep.Degraded); n > maxDegradedShown {
 		rep.Degraded = append(rep.Degraded[:maxDegradedShown:maxDegradedShown], fmt.Sprintf("and %d more", n-maxDegradedShown))
+	}
+	if !fromLoopback(r) {
+		rep.LastError, rep.Degraded, rep.DegradedParts = "", nil, len(st.Degraded)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -101,7 +110,13 @@ func (p *Proxy) answer(w http.ResponseWriter, ok bool) {
 func (p *Proxy) Mux() *http.ServeMux {
 	m := http.NewServeMux()
 	m.Handle("/healthz", p)
-	m.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { p.answer(w, p.Ready()) })
-	m.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) { p.answer(w, p.Live()) })
+	m.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { p.answer(w, r, p.Ready()) })
+	m.HandleFunc("/livez", func(w http.ResponseWriter, r *http.Request) { p.answer(w, r, p.Live()) })
 	return m
+}
+
+// fromLoopback: the request came from a loopback address.
+func fromLoopback(r *http.Request) bool {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
