@@ -8,16 +8,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
-	"strings"
 
 	"github.com/containernetworking/plugins/pkg/ns"
-	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/knftables"
 )
 
@@ -175,41 +171,6 @@ func (h *Host) Cleanup(ctx context.Context) error {
 		return fmt.Errorf("deleting nftables table %s: %w", TableName, err)
 	}
 	h.applied, h.routes, h.nodePorts = nil, map[netip.Prefix]Route{}, nil
-	return nil
-}
-
-// sysctls turns on forwarding for the families with pods. IPv6
-// forwarding makes Linux ignore router advertisements on interfaces whose
-// accept_ra is 1: said in the log, since a node that takes its IPv6 route
-// from them would lose it.
-func (h *Host) sysctls(c Config) error {
-	return h.inNS(func() error {
-		fams := c.Families()
-		if fams.Has(graph.IPv4) {
-			if err := setSysctl("net/ipv4/ip_forward", "1"); err != nil {
-				return err
-			}
-		}
-		if fams.Has(graph.IPv6) {
-			if old, _ := os.ReadFile("/proc/sys/net/ipv6/conf/all/forwarding"); strings.TrimSpace(string(old)) != "1" {
-				klog.InfoS("Turning IPv6 forwarding on: interfaces with accept_ra=1 stop taking router advertisements (set accept_ra=2 where the node relies on them)")
-			}
-			if err := setSysctl("net/ipv6/conf/all/forwarding", "1"); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-func setSysctl(name, value string) error {
-	path := "/proc/sys/" + name
-	if old, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(old)) == value {
-		return nil
-	}
-	if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
-		return fmt.Errorf("sysctl %s=%s: %w", strings.ReplaceAll(name, "/", "."), value, err)
-	}
 	return nil
 }
 
