@@ -176,7 +176,49 @@ func (d *Driver) refresh() error {
 		}
 		d.setInstalled(key, installed{ID: id, Echo: normalize(lb), Asked: asked})
 	}
+	d.adoptIntended(lbs)
+	d.owned.forgetIntents()
 	return nil
+}
+
+// adoptIntended takes as its own each load balancer no record owns whose
+// echo matches an intent exactly: a create whose record a crash (or a lost
+// answer) kept from being written. Anything else unowned is left alone.
+func (d *Driver) adoptIntended(lbs []LoadBalancer) {
+	for _, lb := range lbs {
+		if _, ours := d.owned.LoadBalancers[lb.ID]; ours {
+			continue
+		}
+		digest := echoDigest(lb)
+		for key, in := range d.owned.Intents {
+			if _, installed := d.inst[key]; installed || in.echo != digest {
+				continue
+			}
+			klog.InfoS("Adopting a load balancer this driver created but had not recorded", "key", key, "id", lb.ID)
+			d.owned.add(lb.ID, key, in.asked)
+			d.setInstalled(key, installed{ID: lb.ID, Echo: normalize(lb), Asked: in.asked})
+			break
+		}
+	}
+}
+
+// adoptIntendedKey is adoptIntended for one key, when HNS refuses its
+// create because the frontend is in use; it says whether it adopted one.
+func (d *Driver) adoptIntendedKey(key string) bool {
+	in, ok := d.owned.Intents[key]
+	if !ok {
+		return false
+	}
+	lbs, err := d.c.LoadBalancers()
+	if err != nil {
+		return false
+	}
+	d.adoptIntended(lbs)
+	_, adopted := d.inst[key]
+	if !adopted {
+		d.owned.Intents[key] = in // still ours to find: the create is retried
+	}
+	return adopted
 }
 
 // refreshEndpoints reads the network's endpoints: the CNI's (local pods)

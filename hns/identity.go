@@ -95,3 +95,13 @@ func (in installed) onlyEndpointsDiffer(want LoadBalancer) bool {
 func sameEndpoints(got, want LoadBalancer) bool {
 	return slices.Equal(endpointSet(got.HostComputeEndpoints), endpointSet(want.HostComputeEndpoints))
 }
+
+// echoDigest is a digest of what HNS echoes of a load balancer (echoOf):
+// what an intent in the ownership record names, and what a load balancer
+// no record owns must match exactly to be adopted as the intended one.
+func echoDigest(lb LoadBalancer) string {
+	e := echoOf(lb)
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s|%d|%d|%d|%s", e.vip, e.protocol, e.internal, e.external, e.endpoints)
+	return fmt.Sprintf("%016x", h.Sum64())
+}

@@ -81,6 +81,9 @@ func TestRecordWithoutDigestIsAdopted(t *testing.T) {
 	}
 	var kept []string
 	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `"intent":`) {
+			continue // older records had no intents either
+		}
 		if i := strings.Index(line, `,"asked":`); i > 0 {
 			line = line[:i] + "}"
 		}

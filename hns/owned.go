@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
+	"github.com/switchyard-proxy/switchyard/internal/atomicfile"
 	"k8s.io/klog/v2"
 )
 
@@ -20,25 +20,45 @@ import (
 //
 // The file is a journal of JSON lines: a header, then one line per load
 // balancer created ({"add":ID,"key":K}) or deleted ({"del":ID}). A change
-// appends its lines (one write, however many Services there are); the
-// file is rewritten compactly when loaded and when deletions make up most
-// of it. A torn last line (a crash mid-write) is ignored.
+// appends its lines (one write, however many Services there are) and
+// flushes them to disk; the file is rewritten compactly when loaded and
+// when deletions make up most of it. A torn last line (a crash mid-write)
+// is ignored.
+//
+// HNS gives a load balancer its ID only when it creates it, so the record
+// of a create is written after it: a crash in between would leave a load
+// balancer nobody owns, whose frontend HNS then refuses to anyone (upstream
+// winkernel's ErrFrontendInUse), and the Service would keep what that one
+// holds. So before each create the driver appends an intent
+// ({"intent":K,"echo":E}: the key and a digest of what HNS echoes of the
+// load balancer, frontend and endpoints), written before the create is
+// asked for (it survives the process; the round's flush makes it survive a
+// power cut). A restarted driver adopts a load balancer no record owns
+// whose echo matches an intent exactly, and then forgets the intents.
 type ownedState struct {
 	LoadBalancers map[string]string // HNS ID -> key
 	// Asked is, per HNS ID, the digest of what the driver set beyond what
 	// HNS is known to echo (identity.go); absent in records written before
 	// it was kept.
 	Asked map[string]string
+	// Intents are the creates not known to have been recorded, by key.
+	Intents map[string]intent
 
 	pending []ownedLine // appended by the next save
 	lines   int         // lines in the file after the header
+	rewrite bool        // the next save rewrites the file (intents dropped)
 }
 
+// intent is a load balancer about to be created.
+type intent struct{ echo, asked string }
+
 type ownedLine struct {
-	Add   string `json:"add,omitempty"`
-	Key   string `json:"key,omitempty"`
-	Asked string `json:"asked,omitempty"`
-	Del   string `json:"del,omitempty"`
+	Add    string `json:"add,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Asked  string `json:"asked,omitempty"`
+	Del    string `json:"del,omitempty"`
+	Intent string `json:"intent,omitempty"`
+	Echo   string `json:"echo,omitempty"`
 }
 
 type ownedHeader struct {
@@ -51,7 +71,41 @@ const ownedFormat = 2
 func (s *ownedState) add(id, key, asked string) {
 	s.LoadBalancers[id] = key
 	s.Asked[id] = asked
+	delete(s.Intents, key)
 	s.pending = append(s.pending, ownedLine{Add: id, Key: key, Asked: asked})
+}
+
+// intend writes, before a create is asked for, that key's load balancer is
+// being created with this echo (see ownedState). One write, not flushed:
+// it must survive the process, and the round's save flushes it.
+func (s *ownedState) intend(path, key, echo, asked string) error {
+	b, _ := json.Marshal(ownedLine{Intent: key, Echo: echo, Asked: asked})
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		s.Intents[key] = intent{echo: echo, asked: asked}
+		return s.compact(path)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	s.Intents[key] = intent{echo: echo, asked: asked}
+	s.lines++
+	return nil
+}
+
+// forgetIntents drops every intent (a restarted driver resolved them):
+// the next save rewrites the file without them.
+func (s *ownedState) forgetIntents() {
+	if len(s.Intents) > 0 {
+		s.Intents, s.rewrite = map[string]intent{}, true
+	}
 }
 
 func (s *ownedState) remove(id string) {
@@ -64,7 +118,7 @@ func (s *ownedState) remove(id string) {
 
 // loadOwned reads the journal and rewrites it compactly.
 func loadOwned(path string) (ownedState, error) {
-	s := ownedState{LoadBalancers: map[string]string{}, Asked: map[string]string{}}
+	s := ownedState{LoadBalancers: map[string]string{}, Asked: map[string]string{}, Intents: map[string]intent{}}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -92,11 +146,14 @@ func loadOwned(path string) (ownedState, error) {
 			break
 		}
 		switch {
+		case l.Intent != "":
+			s.Intents[l.Intent] = intent{echo: l.Echo, asked: l.Asked}
 		case l.Add != "":
 			s.LoadBalancers[l.Add] = l.Key
 			if l.Asked != "" {
 				s.Asked[l.Add] = l.Asked
 			}
+			delete(s.Intents, l.Key)
 		case l.Del != "":
 			delete(s.LoadBalancers, l.Del)
 			delete(s.Asked, l.Del)
@@ -111,10 +168,13 @@ func loadOwned(path string) (ownedState, error) {
 // saveIfChanged appends what changed since the last save; an in-place
 // update of a load balancer keeps its ID and writes nothing.
 func (s *ownedState) saveIfChanged(path string) error {
+	if s.rewrite {
+		return s.compact(path)
+	}
 	if len(s.pending) == 0 {
 		return nil
 	}
-	if s.lines+len(s.pending) > 2*len(s.LoadBalancers)+64 {
+	if s.lines+len(s.pending) > 2*len(s.LoadBalancers)+2*len(s.Intents)+64 {
 		return s.compact(path)
 	}
 	var buf bytes.Buffer
@@ -134,6 +194,10 @@ func (s *ownedState) saveIfChanged(path string) error {
 		f.Close()
 		return err
 	}
+	if err := f.Sync(); err != nil { // this round's intents and records, on disk
+		f.Close()
+		return err
+	}
 	if err := f.Close(); err != nil {
 		return err
 	}
@@ -142,11 +206,9 @@ func (s *ownedState) saveIfChanged(path string) error {
 	return nil
 }
 
-// compact rewrites the file atomically with one line per load balancer.
+// compact rewrites the file atomically (flushed to disk) with one line per
+// load balancer and per intent.
 func (s *ownedState) compact(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	var buf bytes.Buffer
 	h, _ := json.Marshal(ownedHeader{Switchyard: "hns-owned", Version: ownedFormat})
 	buf.Write(h)
@@ -156,22 +218,15 @@ func (s *ownedState) compact(path string) error {
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".hns-owned-*")
-	if err != nil {
+	for key, in := range s.Intents {
+		b, _ := json.Marshal(ownedLine{Intent: key, Echo: in.echo, Asked: in.asked})
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := atomicfile.Write(path, &buf, 0o644); err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	s.lines = len(s.LoadBalancers)
-	s.pending = nil
+	s.lines = len(s.LoadBalancers) + len(s.Intents)
+	s.pending, s.rewrite = nil, false
 	return nil
 }

@@ -210,13 +210,20 @@ func (d *Driver) recreate(key string, have installed, spec LoadBalancer) error {
 	return d.create(key, spec)
 }
 
-// create makes a load balancer and records it as this driver's.
+// create makes a load balancer and records it as this driver's; the
+// intent goes into the record first (ownedState).
 func (d *Driver) create(key string, spec LoadBalancer) error {
+	asked := askedOf(spec)
+	if err := d.owned.intend(d.opts.StateFile, key, echoDigest(spec), asked); err != nil {
+		return fmt.Errorf("recording the intent to create a load balancer in %s: %w", d.opts.StateFile, err)
+	}
 	lb, err := d.c.CreateLoadBalancer(&spec)
+	if errors.Is(err, ErrFrontendInUse) && d.adoptIntendedKey(key) {
+		return nil // ours after all: created by a call whose answer was lost
+	}
 	if err != nil {
 		return d.refusedSize(key, err, spec)
 	}
-	asked := askedOf(spec)
 	d.setInstalled(key, installed{ID: lb.ID, Echo: normalize(*lb), Asked: asked})
 	d.owned.add(lb.ID, key, asked)
 	return nil

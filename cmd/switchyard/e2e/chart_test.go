@@ -100,8 +100,16 @@ func checkPodSpec(t *testing.T, ds *unstructured.Unstructured, windows bool) {
 	if live != "/livez" || ready != "/readyz" || startup != "/livez" {
 		t.Errorf("%s: probes live %q ready %q startup %q, want /livez, /readyz, /livez", ds.GetName(), live, ready, startup)
 	}
-	period, _, _ := unstructured.NestedInt64(ctr, "startupProbe", "periodSeconds")
-	failures, _, _ := unstructured.NestedInt64(ctr, "startupProbe", "failureThreshold")
+	number := func(path ...string) int64 { // YAML numbers decode as int64 or float64
+		switch v, _, _ := unstructured.NestedFieldNoCopy(ctr, path...); x := v.(type) {
+		case int64:
+			return x
+		case float64:
+			return int64(x)
+		}
+		return 0
+	}
+	period, failures := number("startupProbe", "periodSeconds"), number("startupProbe", "failureThreshold")
 	if budget := time.Duration(period*failures) * time.Second; budget < 2*time.Minute {
 		t.Errorf("%s: the startup probe gives %v, less than --informer-sync-timeout's 2m", ds.GetName(), budget)
 	}
@@ -112,9 +120,25 @@ func checkPodSpec(t *testing.T, ds *unstructured.Unstructured, windows bool) {
 		}
 		return
 	}
+	// ovs: privileged (the node's network), nothing else to set; a
+	// third-party dataplane: NET_ADMIN under the default seccomp profile.
+	// The CNI installer: no capability, the default seccomp profile.
+	privileged, _, _ := unstructured.NestedBool(ctr, "securityContext", "privileged")
 	caps, _, _ := unstructured.NestedStringSlice(ctr, "securityContext", "capabilities", "add")
-	if !slices.Contains(caps, "NET_ADMIN") {
-		t.Errorf("%s: capabilities %v, want NET_ADMIN", ds.GetName(), caps)
+	seccomp, _, _ := unstructured.NestedString(ctr, "securityContext", "seccompProfile", "type")
+	inits, _, _ := unstructured.NestedSlice(spec, "initContainers")
+	if ovs := len(inits) > 0; ovs {
+		if !privileged || len(caps) != 0 || seccomp != "" {
+			t.Errorf("%s: privileged %v, capabilities %v, seccomp %q; want privileged alone", ds.GetName(), privileged, caps, seccomp)
+		}
+		ic := inits[0].(map[string]any)
+		drop, _, _ := unstructured.NestedStringSlice(ic, "securityContext", "capabilities", "drop")
+		icSeccomp, _, _ := unstructured.NestedString(ic, "securityContext", "seccompProfile", "type")
+		if !slices.Equal(drop, []string{"ALL"}) || icSeccomp != "RuntimeDefault" {
+			t.Errorf("%s: install-cni drops %v, seccomp %q; want ALL and RuntimeDefault", ds.GetName(), drop, icSeccomp)
+		}
+	} else if privileged || !slices.Equal(caps, []string{"NET_ADMIN"}) || seccomp != "RuntimeDefault" {
+		t.Errorf("%s: privileged %v, capabilities %v, seccomp %q; want NET_ADMIN alone under RuntimeDefault", ds.GetName(), privileged, caps, seccomp)
 	}
 }
 
