@@ -47,5 +47,9 @@ func (d *Driver) Cleanup(context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Close implements dataplanes.Driver; HNS keeps its objects.
-func (d *Driver) Close() error { return nil }
+// Close implements dataplanes.Driver; HNS keeps its objects. It gives the
+// instance lock up.
+func (d *Driver) Close() error {
+	d.lock.Release()
+	return nil
+}

@@ -2,7 +2,10 @@ package hns_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/hns"
 	"github.com/switchyard-proxy/switchyard/hns/hnssim"
+	"github.com/switchyard-proxy/switchyard/internal/instancelock"
 )
 
 // crashAfterCreate is HNS seen by a switchyard that dies right after HNS
@@ -41,6 +45,7 @@ func TestCrashBetweenCreateAndRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.d.Close()
 	d, err := hns.NewDriver(crashAfterCreate{w.sim}, w.opts, w.env)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +88,7 @@ func TestCrashBetweenCreateAndRecord(t *testing.T) {
 // names instead of holding the Service back for good.
 func TestLostCreateAnswerIsAdopted(t *testing.T) {
 	w := newWorld(t, hnssim.Windows2025, "L2Bridge")
+	w.d.Close()
 	d, err := hns.NewDriver(crashAfterCreate{w.sim}, w.opts, w.env)
 	if err != nil {
 		t.Fatal(err)
@@ -104,4 +110,16 @@ func TestLostCreateAnswerIsAdopted(t *testing.T) {
 	if c := lbCalls(w.sim.Calls()); c["CreateLoadBalancer"] != 1 || c["DeleteLoadBalancer"] != 0 {
 		t.Fatalf("the retry made %v: want one create (refused: in use), then the adoption", c)
 	}
+}
+
+// TestASecondInstanceIsRefused: one switchyard per node's HNS, on Windows
+// as on Linux: a second driver over the same state is refused, naming the
+// holder, and takes over once the first is gone.
+func TestASecondInstanceIsRefused(t *testing.T) {
+	w := newWorld(t, hnssim.Windows2025, "L2Bridge")
+	_, err := hns.NewDriver(w.sim, w.opts, w.env)
+	if !errors.Is(err, instancelock.ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("a second driver: %v, want a refusal naming pid %d", err, os.Getpid())
+	}
+	w.start() // the first one closed: a restart takes the lock
 }

@@ -3,6 +3,7 @@ package hns
 import (
 	"context"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/internal/instancelock"
 	"maps"
 	"net/netip"
 	"slices"
@@ -18,7 +19,8 @@ import (
 type Driver struct {
 	c        Client
 	opts     Options
-	problems *dataplanes.Once // where problems are said, once each
+	lock     *instancelock.Lock // one switchyard per node's HNS
+	problems *dataplanes.Once   // where problems are said, once each
 
 	mu       sync.Mutex
 	features Features
@@ -81,8 +83,16 @@ func NewDriver(c Client, o Options, env dataplanes.Env) (*Driver, error) {
 	if o.Now != nil {
 		d.held.Now = o.Now
 	}
-	var err error
+	// Before touching anything: one switchyard per node's HNS (two would
+	// each delete the other's load balancers as stale). Windows locks the
+	// file as Linux does (LockFileEx; released when the process exits).
+	lock, err := instancelock.Acquire(o.StateFile+".lock", "this node's HNS load balancers")
+	if err != nil {
+		return nil, err
+	}
+	d.lock = lock
 	if d.features, err = c.Features(); err != nil {
+		lock.Release()
 		return nil, fmt.Errorf("HNS features: %w", err)
 	}
 	if d.features.ModifyLoadBalancer && !d.features.ModifyApplies() {
@@ -91,12 +101,15 @@ func NewDriver(c Client, o Options, env dataplanes.Env) (*Driver, error) {
 		d.features.ModifyLoadBalancer = false
 	}
 	if d.network, err = c.Network(o.NetworkName); err != nil {
+		lock.Release()
 		return nil, fmt.Errorf("HNS network %q (--hns-network-name): %w", o.NetworkName, err)
 	}
 	if d.network.IsOverlay() && o.SourceVIP == "" {
+		lock.Release()
 		return nil, fmt.Errorf("network %q is an overlay network: --hns-source-vip is required", o.NetworkName)
 	}
 	if d.owned, err = loadOwned(o.StateFile); err != nil {
+		lock.Release()
 		return nil, err
 	}
 	return d, nil

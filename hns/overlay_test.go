@@ -153,6 +153,7 @@ func TestOverlayIsSingleStack(t *testing.T) {
 	}
 	f := &hns.Factory{NewClient: func() (hns.Client, error) { return w.sim, nil }}
 	f.Options = w.opts
+	w.d.Close() // the factory's driver is the node's switchyard now
 	if !f.Capabilities().Has("ipv6") {
 		t.Fatal("IPv6 a gap before the factory saw the network")
 	}

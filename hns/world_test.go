@@ -62,9 +62,13 @@ func newWorld(t *testing.T, winBuild hnssim.Build, networkType string) *world {
 	return w
 }
 
-// start makes a new driver (a restarted switchyard) over the same HNS.
+// start makes a new driver (a restarted switchyard) over the same HNS;
+// the one before it is gone (its instance lock with it).
 func (w *world) start() {
 	w.t.Helper()
+	if w.d != nil {
+		w.d.Close()
+	}
 	d, err := hns.NewDriver(w.sim, w.opts, w.env)
 	if err != nil {
 		w.t.Fatal(err)

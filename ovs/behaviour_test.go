@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/internal/instancelock"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -310,7 +311,7 @@ func TestASecondInstanceIsRefused(t *testing.T) {
 	w.sync()
 	before := ourFlows(w)
 	_, err := newDriver(context.Background(), w.opts, dataplanes.Env{})
-	if err == nil || !errors.Is(err, errLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+	if err == nil || !errors.Is(err, instancelock.ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Fatalf("second driver: %v, want a refusal naming pid %d", err, os.Getpid())
 	}
 	if after := ourFlows(w); len(after) != len(before) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/internal/instancelock"
 	"path/filepath"
 	"sync"
 	"time"
@@ -27,7 +28,7 @@ import (
 type Driver struct {
 	opts     Options
 	problems *dataplanes.Once // where problems are said, once each
-	lock     *bridgeLock
+	lock     *instancelock.Lock
 	db       *ovsdb.Client
 	conn     *ofconn.Conn
 	host     *hostnet.Host
@@ -82,7 +83,7 @@ func openDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, er
 		return nil, err
 	}
 	// Before touching anything: one switchyard per bridge.
-	lock, err := lockBridge(o.RunDir, o.Bridge)
+	lock, err := instancelock.Acquire(filepath.Join(o.RunDir, "switchyard-"+o.Bridge+".lock"), "bridge "+o.Bridge)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -90,7 +91,7 @@ func openDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, er
 	host, err := hostnet.Open(o.HostNetNS)
 	if err != nil {
 		db.Close()
-		lock.release()
+		lock.Release()
 		return nil, fmt.Errorf("the host's network: %w", err)
 	}
 	return &Driver{
@@ -449,7 +450,7 @@ func (d *Driver) Close() error {
 		d.ctl.close()
 		d.db.Close()
 		d.host.Close()
-		d.lock.release()
+		d.lock.Release()
 	})
 	return nil
 }

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package ovs
+package instancelock
 
 import (
 	"os"
