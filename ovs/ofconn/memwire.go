@@ -131,7 +131,7 @@ func decodeFlowMod(msg []byte) (*bridgeMsg, error) {
 			if err != nil {
 				return nil, err
 			}
-			if acts.ct && !matchesIP(fields) {
+			if (acts.ct || acts.decTTL) && !matchesIP(fields) {
 				return nil, refusal{openflow15.ET_BAD_ACTION, openflow15.BAC_MATCH_INCONSISTENT}
 			}
 			f.groups = acts.groups
@@ -335,6 +335,7 @@ func matchesIP(fields []oxmField) bool {
 type actionsSeen struct {
 	groups []uint32
 	ct     bool
+	decTTL bool // OVS's check_DEC_TTL: the match must make the packet IP, as for ct
 }
 
 // readActions walks an action list (not into nested actions: a ct's nat
@@ -352,6 +353,8 @@ func readActions(b []byte) (actionsSeen, error) {
 		switch binary.BigEndian.Uint16(b) {
 		case openflow15.ActionType_Group:
 			s.groups = append(s.groups, binary.BigEndian.Uint32(b[4:]))
+		case openflow15.ActionType_DecNwTtl:
+			s.decTTL = true
 		case openflow15.ActionType_Experimenter:
 			if n >= nxSubtypeAt+2 && binary.BigEndian.Uint32(b[4:]) == openflow15.NxExperimenterID &&
 				binary.BigEndian.Uint16(b[nxSubtypeAt:]) == openflow15.NXAST_CT {

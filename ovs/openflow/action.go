@@ -331,3 +331,12 @@ func (s SetTunDst) wire(b []byte) ([]byte, error) {
 	}
 	return appendSetField(b, func(b []byte) []byte { return appendOXMAddr(b, f, ip) }), nil
 }
+
+// DecTTL decrements an IP packet's TTL (IPv6: hop limit), dropping it at
+// zero: what a router does. OVS takes it only in a flow whose match
+// makes the packet IP (OFPBAC_MATCH_INCONSISTENT otherwise).
+type DecTTL struct{}
+
+func (DecTTL) Text() string                    { return "dec_ttl" }
+func (d DecTTL) wire(b []byte) ([]byte, error) { return viaLibOpenflow(b, d) }
+func (DecTTL) of() (openflow15.Action, error)  { return openflow15.NewActionDecNwTtl(), nil }

@@ -128,7 +128,9 @@ func StaticFlows(c *Config) []*of.Flow {
 		}
 	}
 	if c.GatewayPort != 0 && c.GatewayMAC != nil {
-		add(flow(L3Forwarding, priorityToHost, nil, toHost(c), &ServiceSNAT))
+		for _, et := range ipTypes { // dec_ttl takes IP flows only
+			add(flow(L3Forwarding, priorityToHost, m(et), toHost(c), &ServiceSNAT))
+		}
 	}
 
 	// ServiceSNAT: new connections only. Masqueraded ones leave with the
@@ -162,9 +164,11 @@ func StaticFlows(c *Config) []*of.Flow {
 	return fs
 }
 
-// toHost sends a packet to the host, through the gateway port.
+// toHost routes a packet to the host, through the gateway port. Every
+// route the bridge takes decrements the TTL (hop limit), as a router
+// does, so a routing loop through it dies out.
 func toHost(c *Config) []of.Action {
-	return a(of.SetEthSrc(c.RouterMAC), of.SetEthDst(c.GatewayMAC), outPortField.load(c.GatewayPort), toGateway.set())
+	return a(of.DecTTL{}, of.SetEthSrc(c.RouterMAC), of.SetEthDst(c.GatewayMAC), outPortField.load(c.GatewayPort), toGateway.set())
 }
 
 // snat commits a new service connection with a source NAT in the SNAT
@@ -188,7 +192,7 @@ func PodFlows(c *Config, p Pod) []*of.Flow {
 			fs = append(fs, flow(Neighbor, priorityOwnAddress, m(of.InPort(p.Port), of.EthType(of.EthARP), of.ArpTpa(ip)), nil, nil))
 		}
 		fs = append(fs, flow(L3Forwarding, priorityToPod, m(of.EthType(et), of.IPDst(host(ip))),
-			a(of.SetEthSrc(c.RouterMAC), of.SetEthDst(p.MAC), outPortField.load(p.Port), toPod.set()), &ServiceSNAT))
+			a(of.DecTTL{}, of.SetEthSrc(c.RouterMAC), of.SetEthDst(p.MAC), outPortField.load(p.Port), toPod.set()), &ServiceSNAT))
 		if gw, ok := graph.FirstOfFamily(c.GatewayIPs(), fam); ok {
 			// Hairpin: DNATed to itself; SNAT to the gateway IP so the
 			// reply comes back through the bridge.
@@ -208,7 +212,7 @@ func PeerFlows(c *Config, p Peer) []*of.Flow {
 	var fs []*of.Flow
 	for _, cidr := range p.PodCIDRs {
 		fs = append(fs, flow(L3Forwarding, priorityToPeer, m(of.EthType(ethType(graph.FamilyOf(cidr.Addr()))), of.IPDst(cidr.Masked())),
-			a(of.SetEthSrc(c.RouterMAC), of.SetEthDst(c.RouterMAC), of.SetTunDst(p.IP), outPortField.load(c.TunnelPort), toTunnel.set()), &ServiceSNAT))
+			a(of.DecTTL{}, of.SetEthSrc(c.RouterMAC), of.SetEthDst(c.RouterMAC), of.SetTunDst(p.IP), outPortField.load(c.TunnelPort), toTunnel.set()), &ServiceSNAT))
 	}
 	return fs
 }

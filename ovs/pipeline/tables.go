@@ -76,7 +76,7 @@ var (
 		"for ClientIP affinity only: `ct(commit, nat(dst=endpoint))` for the endpoint a learned flow chose, one flow per endpoint shared by services; re-selects a learned endpoint that is gone",
 		dropMiss}
 	L3Forwarding = Table{8, "L3Forwarding",
-		"output port and MACs by destination: a local pod, another node's pod CIDR through the tunnel, a missing pod of this node dropped, anything else to the host",
+		"output port and MACs by destination: a local pod, another node's pod CIDR through the tunnel, a missing pod of this node dropped, anything else (IP) to the host; each route decrements the TTL / hop limit (`dec_ttl`: a packet routed with TTL 1 dies here, as at any router)",
 		dropMiss}
 	ServiceSNAT = Table{9, "ServiceSNAT",
 		"new service connections that need it: hairpin and masquerade to the gateway IP, or to the virtual IP when they go to the host (so must the node's own)",
