@@ -1,6 +1,9 @@
 package build
 
-import "fmt"
+import (
+	"fmt"
+	"net/netip"
+)
 
 // Options tune how objects become graph entries.
 type Options struct {
@@ -17,6 +20,14 @@ type Options struct {
 	// Annotations lists the Service annotation keys copied into the graph
 	// for drivers that read them.
 	Annotations []string
+
+	// ProtectedIPs are addresses no Service may take as an external or
+	// load-balancer IP: the API server's (--master). A Service naming one
+	// would capture the node's own traffic to it, and switchyard and the
+	// kubelet would lose the API server (and could not even see the
+	// Service being deleted). Such an IP is refused (ProtectedIP); the rest
+	// of the Service is proxied.
+	ProtectedIPs []netip.Addr
 }
 
 // PortRange is an inclusive port range; the zero value means "no limit".

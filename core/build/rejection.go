@@ -25,6 +25,7 @@ const (
 	ReasonMissingServiceName Reason = "MissingServiceNameLabel"
 	ReasonMissingName        Reason = "MissingName"
 	ReasonMalformedDocument  Reason = "MalformedDocument"
+	ReasonProtectedIP        Reason = "ProtectedIP" // an external or LB IP that is the API server's address
 )
 
 // Reasons lists every reason, for metric pre-registration and docs.
@@ -33,7 +34,7 @@ var Reasons = []Reason{
 	ReasonInvalidPort, ReasonUnknownProtocol, ReasonDuplicatePort, ReasonNodePortOutOfRange,
 	ReasonNoClusterIP, ReasonDuplicateFamily, ReasonInvalidAffinity, ReasonMissingPortName,
 	ReasonMissingAddress, ReasonUnsupportedAddress, ReasonMissingServiceName, ReasonMissingName,
-	ReasonMalformedDocument,
+	ReasonMalformedDocument, ReasonProtectedIP,
 }
 
 // ObjectRef names the object a rejection is about.

@@ -3,6 +3,7 @@ package build
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,7 @@ type serviceInfo struct {
 	healthCheckPort uint16
 	annotations     map[string]string
 	ports           []portInfo
+	protected       []netip.Addr // Options.ProtectedIPs
 }
 
 // portInfo is one validated entry of spec.ports.
@@ -74,7 +76,7 @@ func parseService(svc *object.Service, opts Options, rej *rejections) *serviceIn
 		rej.add("metadata", ReasonMissingName, "service has no namespace or name")
 		return nil
 	}
-	si := &serviceInfo{namespace: svc.Namespace, name: svc.Name}
+	si := &serviceInfo{namespace: svc.Namespace, name: svc.Name, protected: opts.ProtectedIPs}
 	si.parseClusterIPs(svc, rej)
 	if si.families == 0 {
 		rej.add("spec.clusterIPs", ReasonNoClusterIP, "no valid ClusterIP: the service is not proxied")
@@ -133,6 +135,10 @@ func (si *serviceInfo) parseIPList(list []string, field string, rej *rejections)
 		}
 		if !si.families.Has(graph.FamilyOf(ip)) {
 			rej.add(f, ReasonIPFamilyMismatch, "%s is not of the service's IP families", ip)
+			continue
+		}
+		if slices.Contains(si.protected, ip) {
+			rej.add(f, ReasonProtectedIP, "%s is the API server's address: never captured (the node would lose the API server)", ip)
 			continue
 		}
 		out = appendUnique(out, ip)

@@ -1,6 +1,8 @@
 package build
 
 import (
+	"fmt"
+	"net/netip"
 	"slices"
 	"testing"
 
@@ -122,6 +124,12 @@ func TestRejections(t *testing.T) {
 		slices:  []*discovery.EndpointSlice{goodSlice()},
 		reasons: []Reason{ReasonInvalidAffinity}, ports: 1, internal: "10.244.1.5:8080",
 	}, {
+		name:    "the API server's address as an external or load-balancer IP is refused, the rest proxied",
+		svc:     web(ExternalIPs("192.0.2.10", "203.0.113.7"), Ingress("192.0.2.10")),
+		slices:  []*discovery.EndpointSlice{goodSlice()},
+		opts:    Options{ProtectedIPs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}},
+		reasons: []Reason{ReasonProtectedIP, ReasonProtectedIP}, ports: 1, internal: "10.244.1.5:8080",
+	}, {
 		name:    "service without a name",
 		svc:     Service(ns, "", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
 		reasons: []Reason{ReasonMissingName}, ports: 0,
@@ -185,5 +193,20 @@ func TestParsePortRange(t *testing.T) {
 		if (err != nil) != tc.wantErr || got != tc.want {
 			t.Errorf("ParsePortRange(%q) = %v, %v; want %v, err=%v", tc.in, got, err, tc.want, tc.wantErr)
 		}
+	}
+}
+
+// TestProtectedIPsAreNeverFrontends: the API server's address, named as
+// an external or load-balancer IP, is in no frontend of the Service; its
+// other external IP is.
+func TestProtectedIPsAreNeverFrontends(t *testing.T) {
+	svc := Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0), ExternalIPs("192.0.2.10", "203.0.113.7"), Ingress("192.0.2.10"))
+	res := fromAPI(svc, nil, n1, Options{ProtectedIPs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}})
+	if len(res.Ports) != 1 {
+		t.Fatalf("%d ports", len(res.Ports))
+	}
+	sp := res.Ports[0]
+	if fmt.Sprint(sp.ExternalIPs) != "[203.0.113.7]" || len(sp.LoadBalancerIPs) != 0 {
+		t.Errorf("external IPs %v, load-balancer IPs %v: want [203.0.113.7] and none", sp.ExternalIPs, sp.LoadBalancerIPs)
 	}
 }

@@ -51,3 +51,30 @@ current-context: c
 		}
 	}
 }
+
+// TestAPIServerAddressIsProtected: the API server's address, from the
+// kubeconfig switchyard uses, is what no Service may capture.
+func TestAPIServerAddressIsProtected(t *testing.T) {
+	for _, tc := range []struct{ server, want string }{
+		{"https://192.0.2.1:6443", "[192.0.2.1]"},
+		{"https://[2001:db8::1]:6443", "[2001:db8::1]"},
+	} {
+		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+		if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`, tc.server)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o := sourceOptions{kubeconfig: kubeconfig}
+		if got := fmt.Sprint(o.apiServerIPs(t.Context())); got != tc.want {
+			t.Errorf("%s: protected %s, want %s", tc.server, got, tc.want)
+		}
+	}
+	if got := (&sourceOptions{file: "cluster.yaml"}).apiServerIPs(t.Context()); got != nil {
+		t.Errorf("a file source protects %v, want nothing", got)
+	}
+}

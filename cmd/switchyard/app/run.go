@@ -192,6 +192,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	bo.ProtectedIPs = o.src.apiServerIPs(ctx)
 	ev := newEvents(client, o.dataplane, o.src.nodeName)
 	defer ev.stop()
 	reg.MustRegister(problemsTotal)

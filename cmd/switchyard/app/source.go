@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/klog/v2"
+	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -141,6 +144,42 @@ func (o *sourceOptions) restConfig() (*rest.Config, error) {
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	return cfg, nil
+}
+
+// apiServerIPs are the addresses of the API server switchyard talks to
+// (the kubeconfig's, --master, or the in-cluster one): no Service may
+// take one as an external or load-balancer IP (build.Options.ProtectedIPs).
+// A host name is looked up once, briefly; what cannot be found is logged.
+func (o *sourceOptions) apiServerIPs(ctx context.Context) []netip.Addr {
+	if o.file != "" {
+		return nil
+	}
+	cfg, err := o.restConfig()
+	if err != nil {
+		return nil
+	}
+	u, err := url.Parse(cfg.Host)
+	if err != nil || u.Hostname() == "" {
+		u, err = url.Parse("https://" + cfg.Host) // a bare host:port
+		if err != nil {
+			return nil
+		}
+	}
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
+		return []netip.Addr{ip.Unmap()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", u.Hostname())
+	if err != nil {
+		klog.InfoS("Cannot resolve the API server's name: Services may name its addresses as external IPs", "host", u.Hostname(), "err", err)
+		return nil
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		out = append(out, a.Unmap())
+	}
+	return out
 }
 
 // collector keeps what a source or tracker refused.
