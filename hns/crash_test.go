@@ -25,6 +25,23 @@ type crashAfterCreate struct {
 
 var errCrashed = errors.New("switchyard died before it read HNS's answer")
 
+// createThenCrash runs w's driver over crashAfterCreate and syncs one
+// Service: HNS makes its load balancer, the driver never hears of it.
+func createThenCrash(t *testing.T, w *world) {
+	t.Helper()
+	w.d.Close()
+	d, err := hns.NewDriver(crashAfterCreate{w.sim}, w.opts, w.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.d = d
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"))))
+	if err := w.sync(); err == nil {
+		t.Fatal("the create whose answer never came reported success")
+	}
+}
+
 func (c crashAfterCreate) CreateLoadBalancer(lb *hns.LoadBalancer) (*hns.LoadBalancer, error) {
 	if _, err := c.Sim.CreateLoadBalancer(lb); err != nil {
 		return nil, err
@@ -45,17 +62,7 @@ func TestCrashBetweenCreateAndRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.d.Close()
-	d, err := hns.NewDriver(crashAfterCreate{w.sim}, w.opts, w.env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.d = d
-	w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))))
-	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"))))
-	if err := w.sync(); err == nil {
-		t.Fatal("the create that crashed reported success")
-	}
+	createThenCrash(t, w)
 	if n := w.sim.LoadBalancerCount(); n != 2 {
 		t.Fatalf("HNS holds %d load balancers after the crashed create, want 2 (the foreign one and the unrecorded one)", n)
 	}
@@ -88,17 +95,7 @@ func TestCrashBetweenCreateAndRecord(t *testing.T) {
 // names instead of holding the Service back for good.
 func TestLostCreateAnswerIsAdopted(t *testing.T) {
 	w := newWorld(t, hnssim.Windows2025, "L2Bridge")
-	w.d.Close()
-	d, err := hns.NewDriver(crashAfterCreate{w.sim}, w.opts, w.env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.d = d
-	w.tr.UpsertService(object.ServiceOf(Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0))))
-	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), local("10.244.1.5"))))
-	if err := w.sync(); err == nil {
-		t.Fatal("the create whose answer was lost reported success")
-	}
+	createThenCrash(t, w)
 	w.later(time.Minute) // past the held key's backoff
 	w.sim.ResetCalls()
 	if err := w.apply(); err != nil {

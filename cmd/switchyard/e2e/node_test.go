@@ -205,7 +205,12 @@ func TestRealNode(t *testing.T) {
 		everywhere(t, paths, pods)
 	}
 	syPod = n.replaceDaemonSet(t, &lat, syPod, checks)
-	n.refuseWhileRestarting(t, &lat, syPod, checks)
+	syPod = n.refuseWhileRestarting(t, &lat, syPod, checks)
+	start = time.Now()
+	n.helm(t, "upgrade", "sy", chart, "--namespace", chartNamespace, "--reuse-values", "--force", "--set", "logLevel=1", "--wait", "--timeout", "5m")
+	n.switchyardPod(t, syPod)
+	lat.note("helm upgrade --force (logLevel 2 -> 1) -> new switchyard pod Ready: %d ms", time.Since(start).Milliseconds())
+	checks("after helm upgrade --force")
 	for _, h := range held {
 		h.end()
 	}
