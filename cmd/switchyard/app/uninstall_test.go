@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,6 +75,25 @@ func TestCleanupOnlyOnUninstall(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := fake.NewClientset(tc.atStart...)
+			// What the API server answers once switchyard stops. The
+			// reactors are in place from the start (the fake's list of
+			// them is not safe to change while the watch may still list).
+			var stopped atomic.Bool
+			client.PrependReactor("get", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
+				switch {
+				case !stopped.Load():
+					return false, nil, nil
+				case tc.dsErr != nil:
+					return true, nil, tc.dsErr
+				}
+				return true, tc.dsAtStop, nil
+			})
+			client.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+				if !stopped.Load() || tc.markerErr == nil {
+					return false, nil, nil
+				}
+				return true, nil, tc.markerErr
+			})
 			u, _ := parseUninstall("kube-system/sy", "sy-uninstalling")
 			ctx, cancel := context.WithCancel(context.Background())
 			u.arm(ctx, client)
@@ -84,19 +104,9 @@ func TestCleanupOnlyOnUninstall(t *testing.T) {
 				}
 			}
 			cancel() // switchyard stops: the watch ends first
+			stopped.Store(true)
 			if u.requested.Load() != tc.wantLogged {
 				t.Errorf("the watch saw a current marker: %v, want %v", u.requested.Load(), tc.wantLogged)
-			}
-			client.PrependReactor("get", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
-				if tc.dsErr != nil {
-					return true, nil, tc.dsErr
-				}
-				return true, tc.dsAtStop, nil
-			})
-			if tc.markerErr != nil {
-				client.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
-					return true, nil, tc.markerErr
-				})
 			}
 			cleaned := false
 			got := u.cleanupIfUninstalled(func(context.Context) error { cleaned = true; return nil })
