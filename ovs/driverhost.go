@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/switchyard-proxy/switchyard/cni"
+	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
 	"k8s.io/klog/v2"
 )
@@ -24,10 +25,11 @@ func (d *Driver) syncHostLocked(ctx context.Context) error {
 	var err error
 	full := !d.hostOK || !cfg.Equal(d.hostCfg)
 	if !d.hostOK {
-		err = d.host.Sync(ctx, cfg, m.host.frontendList(keep), m.host.nodePortList())
+		err = d.host.Sync(ctx, cfg, m.host.frontendList(keep), m.host.captureList(keep), m.host.nodePortList())
 	} else {
-		changes, nodePorts := m.host.pending(keep)
-		err = d.host.Update(ctx, cfg, changes, func() []netip.Addr { return m.host.frontendList(keep) }, nodePorts)
+		changes, captures, nodePorts := m.host.pending(keep)
+		all := func() ([]netip.Addr, []hostnet.Capture) { return m.host.frontendList(keep), m.host.captureList(keep) }
+		err = d.host.Update(ctx, cfg, changes, all, captures, nodePorts)
 	}
 	if err != nil {
 		d.hostOK = false

@@ -12,34 +12,41 @@ import (
 )
 
 // hostModel is the host's share of the services: the frontend addresses
-// the host routes into the bridge, and the ports it DNATs on the node's
-// own addresses (NodePorts, and external IPs that are a node address).
-// Both are reference-counted over service ports, and changes are recorded
-// so a commit touches only what changed. A service port's share is worked
-// out from the service port and the node's addresses when needed, not
-// kept.
+// the host routes into the bridge whole (ClusterIPs), the ports of the
+// external and load-balancer IPs it captures (only those: the addresses'
+// other ports are not the Services'), and the ports it DNATs on the
+// node's own addresses (NodePorts, and external IPs that are a node
+// address). All are reference-counted over service ports, and changes are
+// recorded so a commit touches only what changed. A service port's share
+// is worked out from the service port and the node's addresses when
+// needed, not kept.
 type hostModel struct {
 	nodeIPs   []netip.Addr // the node addresses the counts were made with
 	frontends map[netip.Addr]int
+	captures  map[hostnet.Capture]int
 	nodePorts map[hostnet.ProtoPort]int
 
 	touched          map[netip.Addr]bool // frontends that came or went
+	capturesChanged  bool
 	nodePortsChanged bool
 }
 
 // hostShare is what one service port asks of the host.
 type hostShare struct {
 	frontends []netip.Addr
+	captures  []hostnet.Capture
 	nodePorts []hostnet.ProtoPort
 }
 
 func newHostModel() *hostModel {
-	return &hostModel{frontends: map[netip.Addr]int{}, nodePorts: map[hostnet.ProtoPort]int{}, touched: map[netip.Addr]bool{}}
+	return &hostModel{frontends: map[netip.Addr]int{}, captures: map[hostnet.Capture]int{},
+		nodePorts: map[hostnet.ProtoPort]int{}, touched: map[netip.Addr]bool{}}
 }
 
-// shareOf is what a service port asks of the host: its ClusterIPs,
-// external and load-balancer IPs are routed into the bridge, except those
-// that are this node's addresses, whose ports are DNATed like its NodePort.
+// shareOf is what a service port asks of the host: its ClusterIPs are
+// routed into the bridge, its external and load-balancer IPs captured on
+// its protocol and port, except those that are this node's addresses,
+// whose ports are DNATed like its NodePort.
 func shareOf(sp *graph.ServicePort, nodeIPs []netip.Addr) hostShare {
 	var s hostShare
 	if sp == nil {
@@ -49,16 +56,22 @@ func shareOf(sp *graph.ServicePort, nodeIPs []netip.Addr) hostShare {
 	if sp.NodePort != 0 {
 		s.nodePorts = append(s.nodePorts, hostnet.ProtoPort{Proto: proto, Port: sp.NodePort})
 	}
-	for _, ip := range slices.Concat(sp.ClusterIPs, sp.ExternalIPs, sp.LoadBalancerIPs) {
-		if slices.Contains(nodeIPs, ip) {
+	for i, ip := range slices.Concat(sp.ClusterIPs, sp.ExternalIPs, sp.LoadBalancerIPs) {
+		switch {
+		case slices.Contains(nodeIPs, ip):
 			pp := hostnet.ProtoPort{Proto: proto, Port: sp.Port}
 			if !slices.Contains(s.nodePorts, pp) {
 				s.nodePorts = append(s.nodePorts, pp)
 			}
-			continue
-		}
-		if !slices.Contains(s.frontends, ip) {
-			s.frontends = append(s.frontends, ip)
+		case i < len(sp.ClusterIPs):
+			if !slices.Contains(s.frontends, ip) {
+				s.frontends = append(s.frontends, ip)
+			}
+		default:
+			cp := hostnet.Capture{IP: ip, Proto: proto, Port: sp.Port}
+			if !slices.Contains(s.captures, cp) {
+				s.captures = append(s.captures, cp)
+			}
 		}
 	}
 	return s
@@ -77,6 +90,17 @@ func (h *hostModel) replace(old, cur *graph.ServicePort) {
 		if h.frontends[ip]--; h.frontends[ip] == 0 {
 			delete(h.frontends, ip)
 			h.touched[ip] = true
+		}
+	}
+	for _, cp := range is.captures {
+		if h.captures[cp]++; h.captures[cp] == 1 {
+			h.capturesChanged = true
+		}
+	}
+	for _, cp := range was.captures {
+		if h.captures[cp]--; h.captures[cp] == 0 {
+			delete(h.captures, cp)
+			h.capturesChanged = true
 		}
 	}
 	for _, p := range is.nodePorts {
@@ -116,6 +140,27 @@ func (h *hostModel) frontendList(keep func(netip.Addr) bool) []netip.Addr {
 	return out
 }
 
+// captureList lists the captured ports (keep filters their addresses),
+// sorted.
+func (h *hostModel) captureList(keep func(netip.Addr) bool) []hostnet.Capture {
+	out := make([]hostnet.Capture, 0, len(h.captures))
+	for cp := range h.captures {
+		if keep(cp.IP) {
+			out = append(out, cp)
+		}
+	}
+	slices.SortFunc(out, func(a, b hostnet.Capture) int {
+		if c := a.IP.Compare(b.IP); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Proto, b.Proto); c != 0 {
+			return c
+		}
+		return int(a.Port) - int(b.Port)
+	})
+	return out
+}
+
 // nodePortList lists the ports the host DNATs, sorted.
 func (h *hostModel) nodePortList() []hostnet.ProtoPort {
 	out := make([]hostnet.ProtoPort, 0, len(h.nodePorts))
@@ -132,23 +177,28 @@ func (h *hostModel) nodePortList() []hostnet.ProtoPort {
 }
 
 // pending is what changed since the last commit: frontends to add (true)
-// or remove (false), and the NodePorts if they changed (else nil).
-func (h *hostModel) pending(keep func(netip.Addr) bool) (map[netip.Addr]bool, []hostnet.ProtoPort) {
+// or remove (false), and the captured ports and the NodePorts if they
+// changed (else nil).
+func (h *hostModel) pending(keep func(netip.Addr) bool) (map[netip.Addr]bool, []hostnet.Capture, []hostnet.ProtoPort) {
 	changes := make(map[netip.Addr]bool, len(h.touched))
 	for ip := range h.touched {
 		changes[ip] = h.frontends[ip] > 0 && keep(ip)
+	}
+	var caps []hostnet.Capture
+	if h.capturesChanged {
+		caps = h.captureList(keep)
 	}
 	var np []hostnet.ProtoPort
 	if h.nodePortsChanged {
 		np = h.nodePortList()
 	}
-	return changes, np
+	return changes, caps, np
 }
 
 // committed records that the pending changes are on the host.
 func (h *hostModel) committed() {
 	h.touched = map[netip.Addr]bool{}
-	h.nodePortsChanged = false
+	h.capturesChanged, h.nodePortsChanged = false, false
 }
 
 // hostConfig is the host's side of the node's pod network.

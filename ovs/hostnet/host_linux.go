@@ -32,6 +32,7 @@ type Host struct {
 	applied    *Config
 	routes     map[netip.Prefix]Route // installed
 	nodePorts  []ProtoPort
+	captures   []Capture
 	unroutable map[netip.Prefix]Route
 }
 
@@ -76,9 +77,10 @@ func (h *Host) inNS(f func() error) error {
 }
 
 // Sync makes the host hold exactly the configuration, the frontends'
-// routes and the NodePorts: it reads back the routes carrying
-// RouteProtocol and fixes them, and rebuilds the nftables table.
-func (h *Host) Sync(ctx context.Context, c Config, frontends []netip.Addr, nodePorts []ProtoPort) error {
+// routes (ClusterIPs whole, external and load-balancer IPs by port) and
+// the NodePorts: it reads back the routes carrying RouteProtocol and fixes
+// them, and rebuilds the nftables table.
+func (h *Host) Sync(ctx context.Context, c Config, frontends []netip.Addr, captures []Capture, nodePorts []ProtoPort) error {
 	if err := h.sysctls(c); err != nil {
 		return err
 	}
@@ -86,12 +88,15 @@ func (h *Host) Sync(ctx context.Context, c Config, frontends []netip.Addr, nodeP
 	if err != nil {
 		return err
 	}
+	if err := h.captureRouting(c); err != nil {
+		return err
+	}
 	installed, err := h.installedRoutes()
 	if err != nil {
 		return err
 	}
 	h.routes, h.unroutable = installed, map[netip.Prefix]Route{}
-	want := c.Routes(frontends)
+	want := c.Routes(frontends, captures)
 	for _, r := range want {
 		if err := h.setRoute(gw, r); err != nil {
 			return err
@@ -105,24 +110,25 @@ func (h *Host) Sync(ctx context.Context, c Config, frontends []netip.Addr, nodeP
 		}
 	}
 	tx := h.nft.NewTransaction()
-	tableTx(tx, c, nodePorts)
+	tableTx(tx, c, nodePorts, captures)
 	if err := h.inNS(func() error { return h.nft.Run(ctx, tx) }); err != nil {
 		return fmt.Errorf("nftables table %s: %w", TableName, err)
 	}
-	h.applied, h.nodePorts = &c, slices.Clone(nodePorts)
+	h.applied, h.nodePorts, h.captures = &c, slices.Clone(nodePorts), slices.Clone(captures)
 	return nil
 }
 
 // Update applies a change: frontends whose routes come (true) or go
-// (false), and the NodePorts when nodePorts is not nil. A changed
-// configuration is a full Sync.
-func (h *Host) Update(ctx context.Context, c Config, frontends map[netip.Addr]bool, allFrontends func() []netip.Addr, nodePorts []ProtoPort) error {
+// (false), the captured ports when captures is not nil, and the NodePorts
+// when nodePorts is not nil. A changed configuration is a full Sync.
+func (h *Host) Update(ctx context.Context, c Config, frontends map[netip.Addr]bool, all func() ([]netip.Addr, []Capture), captures []Capture, nodePorts []ProtoPort) error {
 	if h.applied == nil || !h.applied.Equal(c) {
 		np := nodePorts
 		if np == nil {
 			np = h.nodePorts
 		}
-		return h.Sync(ctx, c, allFrontends(), np)
+		whole, caps := all()
+		return h.Sync(ctx, c, whole, caps, np)
 	}
 	gw, err := h.gateway(c)
 	if err != nil {
@@ -138,6 +144,12 @@ func (h *Host) Update(ctx context.Context, c Config, frontends map[netip.Addr]bo
 			err = h.delRoute(r.Dst)
 		}
 		if err != nil {
+			return err
+		}
+	}
+	if captures != nil {
+		whole, _ := all()
+		if err := h.updateCaptures(ctx, c, gw, whole, captures); err != nil {
 			return err
 		}
 	}
@@ -164,13 +176,16 @@ func (h *Host) Cleanup(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := h.removeCaptureRules(); err != nil {
+		return err
+	}
 	tx := h.nft.NewTransaction()
 	tx.Delete(&knftables.Table{})
 	err = h.inNS(func() error { return h.nft.Run(ctx, tx) })
 	if err != nil && !knftables.IsNotFound(err) {
 		return fmt.Errorf("deleting nftables table %s: %w", TableName, err)
 	}
-	h.applied, h.routes, h.nodePorts = nil, map[netip.Prefix]Route{}, nil
+	h.applied, h.routes, h.nodePorts, h.captures = nil, map[netip.Prefix]Route{}, nil, nil
 	return nil
 }
 
@@ -231,7 +246,7 @@ func (h *Host) gateway(c Config) (netlink.Link, error) {
 }
 
 func (h *Host) installedRoutes() (map[netip.Prefix]Route, error) {
-	filter := &netlink.Route{Protocol: RouteProtocol, Table: unix.RT_TABLE_MAIN}
+	filter := &netlink.Route{Protocol: RouteProtocol, Table: unix.RT_TABLE_UNSPEC} // main and CaptureTable
 	// Walked, not listed: at 10k frontends the list was most of a
 	// periodic resync's garbage.
 	out := make(map[netip.Prefix]Route, len(h.routes))
@@ -239,7 +254,11 @@ func (h *Host) installedRoutes() (map[netip.Prefix]Route, error) {
 		if r.Dst != nil {
 			dst := prefixOf(r.Dst)
 			via, _ := netip.AddrFromSlice(r.Gw)
-			out[dst] = Route{Dst: dst, Via: via.Unmap(), ViaGateway: r.Flags&int(netlink.FLAG_ONLINK) != 0 || r.Gw == nil}
+			rt := Route{Dst: dst, Via: via.Unmap(), ViaGateway: r.Flags&int(netlink.FLAG_ONLINK) != 0 || r.Gw == nil}
+			if r.Table != unix.RT_TABLE_MAIN {
+				rt.Table = r.Table
+			}
+			out[dst] = rt
 		}
 		return true
 	})
@@ -253,7 +272,12 @@ func (h *Host) setRoute(gw netlink.Link, r Route) error {
 	if old, ok := h.routes[r.Dst]; ok && old == r {
 		return nil
 	}
-	nr := &netlink.Route{Dst: ipNet(r.Dst), Protocol: RouteProtocol, Table: unix.RT_TABLE_MAIN}
+	if old, ok := h.routes[r.Dst]; ok && old.Table != r.Table {
+		if err := h.delRoute(r.Dst); err != nil { // moving between tables
+			return err
+		}
+	}
+	nr := &netlink.Route{Dst: ipNet(r.Dst), Protocol: RouteProtocol, Table: tableOf(r)}
 	switch {
 	case r.ViaGateway && r.Via.IsValid():
 		nr.LinkIndex, nr.Gw, nr.Flags = gw.Attrs().Index, net.IP(r.Via.AsSlice()), int(netlink.FLAG_ONLINK)
@@ -288,10 +312,11 @@ func (h *Host) Unroutable() []Route {
 }
 
 func (h *Host) delRoute(dst netip.Prefix) error {
-	if _, ok := h.routes[dst]; !ok {
+	old, ok := h.routes[dst]
+	if !ok {
 		return nil
 	}
-	err := h.nl.RouteDel(&netlink.Route{Dst: ipNet(dst), Protocol: RouteProtocol, Table: unix.RT_TABLE_MAIN})
+	err := h.nl.RouteDel(&netlink.Route{Dst: ipNet(dst), Protocol: RouteProtocol, Table: tableOf(old)})
 	if err != nil && !errors.Is(err, unix.ESRCH) {
 		return fmt.Errorf("removing route %s: %w", dst, err)
 	}

@@ -23,10 +23,12 @@ func Open(string) (*Host, error) { return nil, errNotLinux }
 func (h *Host) Close() {}
 
 // Sync fails outside Linux.
-func (h *Host) Sync(context.Context, Config, []netip.Addr, []ProtoPort) error { return errNotLinux }
+func (h *Host) Sync(context.Context, Config, []netip.Addr, []Capture, []ProtoPort) error {
+	return errNotLinux
+}
 
 // Update fails outside Linux.
-func (h *Host) Update(context.Context, Config, map[netip.Addr]bool, func() []netip.Addr, []ProtoPort) error {
+func (h *Host) Update(context.Context, Config, map[netip.Addr]bool, func() ([]netip.Addr, []Capture), []Capture, []ProtoPort) error {
 	return errNotLinux
 }
 

@@ -21,6 +21,26 @@ const RouteProtocol = 83
 // TableName is hostnet's nftables table (family inet).
 const TableName = "switchyard"
 
+// Capture by port. An external or load-balancer IP is captured only on its
+// Services' ports, as kube-proxy does: its route into the bridge is in
+// CaptureTable, which a rule (`ip rule`: fwmark CaptureMark lookup
+// CaptureTable, at CaptureRulePriority) consults only for packets the
+// nftables table marked, those to the address on a Service's protocol and
+// port. The address's other ports (a DNS resolver, an SSH server that
+// happens to be named) keep their own route.
+const (
+	CaptureTable        = 5359       // `ip route show table 5359`
+	CaptureRulePriority = 5359       // `ip rule`: before main (32766)
+	CaptureMark         = 0x00400000 // one bit: not kube-proxy's 0x4000/0x8000, Cilium's 0xf00, Istio's 0x539
+)
+
+// Capture is one captured port of an external or load-balancer IP.
+type Capture struct {
+	IP    netip.Addr
+	Proto string // "tcp", "udp", "sctp"
+	Port  uint16
+}
+
 // Config is the host side of one node's pod network.
 type Config struct {
 	// Gateway is the gateway interface (the bridge's internal port).
@@ -65,6 +85,9 @@ type Route struct {
 	// the kernel finds the interface (a peer node's address).
 	Via        netip.Addr
 	ViaGateway bool
+	// Table is the routing table: 0 for main, CaptureTable for a captured
+	// address.
+	Table int
 }
 
 // ProtoPort is a NodePort: a protocol ("tcp", "udp", "sctp") and a port.
@@ -105,9 +128,24 @@ func (c Config) staticRoutes() []Route {
 	return append(out, c.PeerRoutes...)
 }
 
-// Routes lists every route the configuration and the frontends call for,
-// by destination.
-func (c Config) Routes(frontends []netip.Addr) map[netip.Prefix]Route {
+// captureRoutes are the routes of the captured addresses, in
+// CaptureTable, except those routed whole (in main) anyway.
+func (c Config) captureRoutes(captures []Capture, whole map[netip.Prefix]Route) map[netip.Prefix]Route {
+	out := map[netip.Prefix]Route{}
+	for _, cp := range captures {
+		if r, ok := c.frontendRoute(cp.IP); ok {
+			if _, routed := whole[r.Dst]; !routed {
+				r.Table = CaptureTable
+				out[r.Dst] = r
+			}
+		}
+	}
+	return out
+}
+
+// Routes lists every route the configuration, the frontends routed whole
+// (ClusterIPs) and the captured ports call for, by destination.
+func (c Config) Routes(frontends []netip.Addr, captures []Capture) map[netip.Prefix]Route {
 	out := make(map[netip.Prefix]Route, len(frontends)+8)
 	for _, ip := range frontends {
 		if r, ok := c.frontendRoute(ip); ok {
@@ -116,6 +154,9 @@ func (c Config) Routes(frontends []netip.Addr) map[netip.Prefix]Route {
 	}
 	for _, r := range c.staticRoutes() {
 		out[r.Dst] = r
+	}
+	for dst, r := range c.captureRoutes(captures, out) {
+		out[dst] = r
 	}
 	return out
 }

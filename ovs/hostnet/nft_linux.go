@@ -19,18 +19,22 @@ const (
 	setPodCIDRs6     = "local-pod-cidrs-v6"
 	setClusterCIDRs4 = "cluster-pod-cidrs-v4"
 	setClusterCIDRs6 = "cluster-pod-cidrs-v6"
+	setCaptures4     = "captured-ports-v4"
+	setCaptures6     = "captured-ports-v6"
 
 	chainPodPorts    = "pod-ports"
 	chainNodePorts   = "nodeport-dnat"
 	chainPrerouting  = "prerouting"
 	chainOutput      = "output"
 	chainPostrouting = "postrouting"
+	chainCapture     = "capture"
+	chainCaptureOut  = "capture-output"
 )
 
 // tableTx fills a transaction that makes the table hold exactly what the
 // configuration and NodePorts call for. nftables applies a transaction
 // whole or not at all, so traffic never sees a half-built table.
-func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort) {
+func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort, captures []Capture) {
 	tx.Add(&knftables.Table{Comment: knftables.PtrTo("switchyard: NodePorts into the OVS bridge, masquerade of what leaves the node")})
 	sets := []*knftables.Set{
 		{Name: setNodeIPs4, Type: "ipv4_addr"},
@@ -40,13 +44,17 @@ func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort) {
 		{Name: setPodCIDRs6, Type: "ipv6_addr", Flags: []knftables.SetFlag{knftables.IntervalFlag}},
 		{Name: setClusterCIDRs4, Type: "ipv4_addr", Flags: []knftables.SetFlag{knftables.IntervalFlag}},
 		{Name: setClusterCIDRs6, Type: "ipv6_addr", Flags: []knftables.SetFlag{knftables.IntervalFlag}},
+		{Name: setCaptures4, Type: "ipv4_addr . inet_proto . inet_service"},
+		{Name: setCaptures6, Type: "ipv6_addr . inet_proto . inet_service"},
 	}
 	for _, s := range sets {
 		tx.Add(s)
 		tx.Flush(s)
 	}
-	nat, filter := knftables.NATType, knftables.FilterType
+	nat, filter, route := knftables.NATType, knftables.FilterType, knftables.RouteType
 	chains := []*knftables.Chain{
+		{Name: chainCapture, Type: &filter, Hook: knftables.PtrTo(knftables.PreroutingHook), Priority: knftables.PtrTo(knftables.ManglePriority)},
+		{Name: chainCaptureOut, Type: &route, Hook: knftables.PtrTo(knftables.OutputHook), Priority: knftables.PtrTo(knftables.ManglePriority)},
 		{Name: chainPodPorts, Type: &filter, Hook: knftables.PtrTo(knftables.PreroutingHook), Priority: knftables.PtrTo(knftables.RawPriority)},
 		{Name: chainNodePorts},
 		{Name: chainPrerouting, Type: &nat, Hook: knftables.PtrTo(knftables.PreroutingHook), Priority: knftables.PtrTo(knftables.DNATPriority)},
@@ -70,6 +78,9 @@ func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort) {
 	for _, p := range c.ClusterPodCIDRs {
 		tx.Add(&knftables.Element{Set: familySet(p.Addr(), setClusterCIDRs4, setClusterCIDRs6), Key: []string{p.Masked().String()}})
 	}
+
+	capturesTx(tx, captures)
+	captureRules(tx, c)
 
 	// A pod's veth is a port of the bridge: what arrives on its host end is
 	// the bridge's, never the host's. (The kernel datapath takes such
@@ -105,6 +116,35 @@ func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort) {
 		}
 		tx.Add(&knftables.Rule{Chain: chainPostrouting, Rule: knftables.Concat(
 			ipv, "saddr", "@"+local, ipv, "daddr", "!=", "@"+cluster, "masquerade")})
+	}
+}
+
+// captureRules mark what goes to a captured port (CaptureTable routes it
+// into the bridge), from outside and from the node itself, and its
+// connection, so that the replies coming back through the gateway carry
+// the mark too (the gateway's reverse-path check follows it: captureRouting).
+func captureRules(tx *knftables.Transaction, c Config) {
+	mark := fmt.Sprintf("%#x", CaptureMark)
+	setMarks := knftables.Concat("meta mark set meta mark |", mark, "ct mark set ct mark |", mark)
+	tx.Add(&knftables.Rule{Chain: chainCapture, Rule: knftables.Concat(
+		"iifname", quote(c.Gateway), "ct mark &", mark, "!= 0 meta mark set meta mark |", mark)})
+	tx.Add(&knftables.Rule{Chain: chainCapture, Rule: knftables.Concat("iifname", quote(c.Gateway), "return")})
+	for _, chain := range []string{chainCapture, chainCaptureOut} {
+		if c.Families().Has(graph.IPv4) {
+			tx.Add(&knftables.Rule{Chain: chain, Rule: knftables.Concat("ip daddr . meta l4proto . th dport", "@"+setCaptures4, setMarks)})
+		}
+		if c.Families().Has(graph.IPv6) {
+			tx.Add(&knftables.Rule{Chain: chain, Rule: knftables.Concat("ip6 daddr . meta l4proto . th dport", "@"+setCaptures6, setMarks)})
+		}
+	}
+}
+
+// capturesTx replaces the captured-port sets' elements.
+func capturesTx(tx *knftables.Transaction, captures []Capture) {
+	tx.Flush(&knftables.Set{Name: setCaptures4})
+	tx.Flush(&knftables.Set{Name: setCaptures6})
+	for _, cp := range captures {
+		tx.Add(&knftables.Element{Set: familySet(cp.IP, setCaptures4, setCaptures6), Key: []string{cp.IP.String(), cp.Proto, fmt.Sprint(cp.Port)}})
 	}
 }
 

@@ -28,7 +28,8 @@ func dualStack() Config {
 func TestTableContent(t *testing.T) {
 	fake := knftables.NewFake(knftables.InetFamily, TableName)
 	tx := fake.NewTransaction()
-	tableTx(tx, dualStack(), []ProtoPort{{"tcp", 30080}, {"udp", 30053}})
+	captures := []Capture{{netip.MustParseAddr("192.0.2.53"), "tcp", 80}, {netip.MustParseAddr("2001:db8::53"), "udp", 53}}
+	tableTx(tx, dualStack(), []ProtoPort{{"tcp", 30080}, {"udp", 30053}}, captures)
 	if err := fake.Run(context.Background(), tx); err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +49,15 @@ func TestTableContent(t *testing.T) {
 		"add element inet switchyard node-ports { udp . 30053 }",
 		"add element inet switchyard node-ips-v4 { 192.168.100.10 }",
 		"add element inet switchyard cluster-pod-cidrs-v4 { 10.244.2.0/24 }",
+		// Captured ports: marked with their connection from outside and
+		// from the node, the replies through the gateway re-marked.
+		`add rule inet switchyard capture iifname "sy-gw0" ct mark & 0x400000 != 0 meta mark set meta mark | 0x400000`,
+		`add rule inet switchyard capture iifname "sy-gw0" return`,
+		"add rule inet switchyard capture ip daddr . meta l4proto . th dport @captured-ports-v4 meta mark set meta mark | 0x400000 ct mark set ct mark | 0x400000",
+		"add rule inet switchyard capture ip6 daddr . meta l4proto . th dport @captured-ports-v6 meta mark set meta mark | 0x400000 ct mark set ct mark | 0x400000",
+		"add rule inet switchyard capture-output ip daddr . meta l4proto . th dport @captured-ports-v4 meta mark set meta mark | 0x400000 ct mark set ct mark | 0x400000",
+		"add element inet switchyard captured-ports-v4 { 192.0.2.53 . tcp . 80 }",
+		"add element inet switchyard captured-ports-v6 { 2001:db8::53 . udp . 53 }",
 	} {
 		if !strings.Contains(dump, want+"\n") {
 			t.Errorf("table lacks %q:\n%s", want, dump)
@@ -56,11 +66,11 @@ func TestTableContent(t *testing.T) {
 
 	// Rebuilding replaces, never accumulates: a NodePort that went is gone.
 	tx = fake.NewTransaction()
-	tableTx(tx, dualStack(), []ProtoPort{{"tcp", 30080}})
+	tableTx(tx, dualStack(), []ProtoPort{{"tcp", 30080}}, nil)
 	if err := fake.Run(context.Background(), tx); err != nil {
 		t.Fatal(err)
 	}
-	if again := fake.Dump(); strings.Contains(again, "udp . 30053") || strings.Count(again, "jump nodeport-dnat") != 2 {
+	if again := fake.Dump(); strings.Contains(again, "udp . 30053") || strings.Contains(again, "192.0.2.53") || strings.Count(again, "jump nodeport-dnat") != 2 {
 		t.Fatalf("rebuilt table kept old content:\n%s", again)
 	}
 }
@@ -72,7 +82,7 @@ func TestTableOfASingleFamilyNode(t *testing.T) {
 	c.Addresses, c.PodCIDRs, c.NodePortIPs, c.VirtualIPs = c.Addresses[:1], c.PodCIDRs[:1], c.NodePortIPs[:1], c.VirtualIPs[:1]
 	fake := knftables.NewFake(knftables.InetFamily, TableName)
 	tx := fake.NewTransaction()
-	tableTx(tx, c, nil)
+	tableTx(tx, c, nil, []Capture{{netip.MustParseAddr("192.0.2.53"), "tcp", 80}})
 	if err := fake.Run(context.Background(), tx); err != nil {
 		t.Fatal(err)
 	}

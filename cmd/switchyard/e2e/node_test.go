@@ -377,8 +377,13 @@ func (n *realNode) nothingLeft() error {
 	if out, _ := n.Run("nft", "list", "tables"); strings.Contains(out, "switchyard") {
 		left = append(left, "nftables: "+out)
 	}
-	if out, _ := n.Run("ip", "route", "show", "proto", "83"); strings.TrimSpace(out) != "" {
+	if out, _ := n.Run("ip", "route", "show", "proto", "83", "table", "all"); strings.TrimSpace(out) != "" {
 		left = append(left, "routes: "+out)
+	}
+	for _, fam := range []string{"-4", "-6"} {
+		if out, _ := n.Run("ip", fam, "rule", "show", "table", "5359"); strings.TrimSpace(out) != "" {
+			left = append(left, "ip rules: "+out)
+		}
 	}
 	if len(left) > 0 {
 		return fmt.Errorf("left: %s", strings.Join(left, "; "))
