@@ -170,10 +170,14 @@ func TestHostShareFollowsNodeIPs(t *testing.T) {
 	m.setServicePort(sp)
 	check := func(when string, dnated bool) {
 		t.Helper()
-		routed := m.host.frontends[nodeIP] > 0
+		// An external IP that is not the node's is captured on its port.
+		routed := m.host.captures[hostnet.Capture{IP: nodeIP, Proto: "tcp", Port: 80}] > 0 || m.host.frontends[nodeIP] > 0
 		port := m.host.nodePorts[hostnet.ProtoPort{Proto: "tcp", Port: 80}] > 0
 		if routed == dnated || port != dnated {
-			t.Errorf("%s: %s routed %v, port 80 DNATed %v", when, nodeIP, routed, port)
+			t.Errorf("%s: %s captured %v, port 80 DNATed %v", when, nodeIP, routed, port)
+		}
+		if m.host.frontends[nodeIP] > 0 {
+			t.Errorf("%s: the external IP %s is routed whole", when, nodeIP)
 		}
 		if m.host.frontends[sp.ClusterIPs[0]] != 1 {
 			t.Errorf("%s: the ClusterIP is counted %d times", when, m.host.frontends[sp.ClusterIPs[0]])

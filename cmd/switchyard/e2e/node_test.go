@@ -128,6 +128,33 @@ func TestRealNode(t *testing.T) {
 	everywhere(t, paths, pods)
 	lat.note("Deployment (2 pods) and 3 Services created -> served on every path: %d ms (pod start included)", time.Since(start).Milliseconds())
 
+	// A tenant's Service naming the API server's address and port as an
+	// external IP is refused with a Warning Event; the node keeps its API
+	// server (the kubelet's own connection, and every step below, use it).
+	grab := appService("grab-api", v1.ServiceTypeClusterIP, 0)
+	grab.Spec.ExternalIPs, grab.Spec.Ports[0].Port = []string{n.IP.String()}, apiServerPort
+	mustCreate(t, func() error { _, err := n.API.Admin.CoreV1().Services(appNamespace).Create(ctx, grab, metav1.CreateOptions{}); return err })
+	if err := waitFor(30*time.Second, func() error {
+		evs, err := n.API.Admin.CoreV1().Events(appNamespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=grab-api"})
+		if err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "ProtectedIP" && e.Type == v1.EventTypeWarning {
+				return nil
+			}
+		}
+		return fmt.Errorf("no ProtectedIP Warning Event on the Service among %d events", len(evs.Items))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := servedBy(node, netip.AddrPortFrom(n.IP, apiServerPort), pods, 2); ok {
+		t.Fatal("the node's connections to the API server's address reach the Service's pods")
+	}
+	if err := n.API.Admin.CoreV1().Services(appNamespace).Delete(ctx, "grab-api", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	// Scaled up and down, rolled out: each change is followed by traffic.
 	scale := func(to int32) func() error {
 		return func() error {
