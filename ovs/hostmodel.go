@@ -81,39 +81,33 @@ func shareOf(sp *graph.ServicePort, nodeIPs []netip.Addr) hostShare {
 // new; cur: nil when it is gone).
 func (h *hostModel) replace(old, cur *graph.ServicePort) {
 	was, is := shareOf(old, h.nodeIPs), shareOf(cur, h.nodeIPs)
-	for _, ip := range is.frontends {
-		if h.frontends[ip]++; h.frontends[ip] == 1 {
-			h.touched[ip] = true
+	for _, ip := range recount(h.frontends, was.frontends, is.frontends) {
+		h.touched[ip] = true
+	}
+	if len(recount(h.captures, was.captures, is.captures)) > 0 {
+		h.capturesChanged = true
+	}
+	if len(recount(h.nodePorts, was.nodePorts, is.nodePorts)) > 0 {
+		h.nodePortsChanged = true
+	}
+}
+
+// recount moves one reference of counts from each of was to each of is,
+// and returns the keys that came (first reference) or went (last one).
+func recount[K comparable](counts map[K]int, was, is []K) []K {
+	var changed []K
+	for _, k := range is {
+		if counts[k]++; counts[k] == 1 {
+			changed = append(changed, k)
 		}
 	}
-	for _, ip := range was.frontends {
-		if h.frontends[ip]--; h.frontends[ip] == 0 {
-			delete(h.frontends, ip)
-			h.touched[ip] = true
+	for _, k := range was {
+		if counts[k]--; counts[k] == 0 {
+			delete(counts, k)
+			changed = append(changed, k)
 		}
 	}
-	for _, cp := range is.captures {
-		if h.captures[cp]++; h.captures[cp] == 1 {
-			h.capturesChanged = true
-		}
-	}
-	for _, cp := range was.captures {
-		if h.captures[cp]--; h.captures[cp] == 0 {
-			delete(h.captures, cp)
-			h.capturesChanged = true
-		}
-	}
-	for _, p := range is.nodePorts {
-		if h.nodePorts[p]++; h.nodePorts[p] == 1 {
-			h.nodePortsChanged = true
-		}
-	}
-	for _, p := range was.nodePorts {
-		if h.nodePorts[p]--; h.nodePorts[p] == 0 {
-			delete(h.nodePorts, p)
-			h.nodePortsChanged = true
-		}
-	}
+	return changed
 }
 
 // setNodeIPs recounts every service port's share with the node's new
