@@ -133,7 +133,10 @@ func TestRealNode(t *testing.T) {
 	// server (the kubelet's own connection, and every step below, use it).
 	grab := appService("grab-api", v1.ServiceTypeClusterIP, 0)
 	grab.Spec.ExternalIPs, grab.Spec.Ports[0].Port = []string{n.IP.String()}, apiServerPort
-	mustCreate(t, func() error { _, err := n.API.Admin.CoreV1().Services(appNamespace).Create(ctx, grab, metav1.CreateOptions{}); return err })
+	mustCreate(t, func() error {
+		_, err := n.API.Admin.CoreV1().Services(appNamespace).Create(ctx, grab, metav1.CreateOptions{})
+		return err
+	})
 	if err := waitFor(30*time.Second, func() error {
 		evs, err := n.API.Admin.CoreV1().Events(appNamespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=grab-api"})
 		if err != nil {
