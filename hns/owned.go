@@ -79,6 +79,9 @@ func (s *ownedState) add(id, key, asked string) {
 // being created with this echo (see ownedState). One write, not flushed:
 // it must survive the process, and the round's save flushes it.
 func (s *ownedState) intend(path, key, echo, asked string) error {
+	if in, ok := s.Intents[key]; ok && in == (intent{echo: echo, asked: asked}) {
+		return nil // already written (a retry of a create HNS refused)
+	}
 	b, _ := json.Marshal(ownedLine{Intent: key, Echo: echo, Asked: asked})
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if errors.Is(err, os.ErrNotExist) {

@@ -89,3 +89,32 @@ func TestOwnershipJournal(t *testing.T) {
 		}
 	})
 }
+
+// A create HNS keeps refusing is retried with the same intent: it is
+// written once, not once a retry, and survives a reload until resolved.
+func TestIntentWrittenOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "owned.json")
+	s, err := loadOwned(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.intend(path, "key-a", "echo-1", "asked-1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.intend(path, "key-a", "echo-2", "asked-1"); err != nil { // the Service changed
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if n := strings.Count(string(b), `"intent":"key-a"`); n != 2 {
+		t.Fatalf("%d intent lines for two different intents:\n%s", n, b)
+	}
+	got, err := loadOwned(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := got.Intents["key-a"]; in.echo != "echo-2" {
+		t.Fatalf("reloaded intent %+v, want the latest", in)
+	}
+}

@@ -85,17 +85,19 @@ func (h *Host) removeCaptureRules() error {
 
 // updateCaptures brings the captured ports to captures: the routes in
 // CaptureTable, then the nftables sets that mark their packets.
-func (h *Host) updateCaptures(ctx context.Context, c Config, gw netlink.Link, whole []netip.Addr, captures []Capture) error {
+// What the main table routes whole is what is installed there: the
+// frontends' changes of the same Update are already applied.
+func (h *Host) updateCaptures(ctx context.Context, c Config, gw netlink.Link, captures []Capture) error {
 	if slices.Equal(captures, h.captures) {
 		return nil
 	}
-	wholeRoutes := map[netip.Prefix]Route{}
-	for _, ip := range whole {
-		if r, ok := c.frontendRoute(ip); ok {
-			wholeRoutes[r.Dst] = r
+	inMain := make(map[netip.Prefix]Route, len(h.routes))
+	for dst, r := range h.routes {
+		if r.Table == 0 {
+			inMain[dst] = r
 		}
 	}
-	want := c.captureRoutes(captures, wholeRoutes)
+	want := c.captureRoutes(captures, inMain)
 	for dst, r := range h.routes {
 		if _, ok := want[dst]; !ok && r.Table == CaptureTable {
 			if err := h.delRoute(dst); err != nil {

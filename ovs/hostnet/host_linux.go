@@ -148,8 +148,7 @@ func (h *Host) Update(ctx context.Context, c Config, frontends map[netip.Addr]bo
 		}
 	}
 	if captures != nil {
-		whole, _ := all()
-		if err := h.updateCaptures(ctx, c, gw, whole, captures); err != nil {
+		if err := h.updateCaptures(ctx, c, gw, captures); err != nil {
 			return err
 		}
 	}
