@@ -71,24 +71,24 @@ func Evaluate(s graph.Snapshot, p Probe) Answer {
 		if sp.Name.Protocol != p.Protocol {
 			continue
 		}
-		var eps []graph.Endpoint
+		var list graph.EndpointList
 		switch {
 		case port == sp.Port && slices.Contains(sp.ClusterIPs, dst):
-			eps = sp.InternalEndpoints
+			list = sp.InternalEndpoints
 		case sp.NodePort != 0 && port == sp.NodePort && slices.Contains(s.Node.IPs, dst),
 			port == sp.Port && slices.Contains(sp.ExternalIPs, dst),
 			port == sp.Port && slices.Contains(sp.LoadBalancerIPs, dst):
 			if slices.Contains(sp.LoadBalancerIPs, dst) && port == sp.Port && !allowed(sp.LoadBalancerSourceRanges, p.Src) {
 				return Answer{Outcome: Dropped, Detail: "source outside loadBalancerSourceRanges"}
 			}
-			eps = sp.ExternalEndpoints
+			list = sp.ExternalEndpoints
 			if fromNode && sp.ExternalTrafficPolicy == graph.PolicyLocal {
-				eps = sp.ShortCircuitEndpoints
+				list = sp.ShortCircuitEndpoints
 			}
 		default:
 			continue
 		}
-		eps = graph.EndpointsOfFamily(eps, fam)
+		eps := list.OfFamily(fam).Slice()
 		if len(eps) == 0 {
 			if sp.NoEndpointsAction(fam) == graph.Reject {
 				return Answer{Outcome: Rejected, Detail: "no usable endpoint: rejected"}

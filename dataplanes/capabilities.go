@@ -138,8 +138,8 @@ func Unhonoured(sp *graph.ServicePort, c Capabilities) []Gap {
 // than one port number.
 func mixedPorts(sp *graph.ServicePort) bool {
 	var port uint16
-	for _, list := range [][]graph.Endpoint{sp.InternalEndpoints, sp.ExternalEndpoints, sp.ShortCircuitEndpoints} {
-		for _, ep := range list {
+	for _, list := range sp.EndpointLists() {
+		for ep := range list.All() {
 			if port != 0 && ep.Port != port {
 				return true
 			}

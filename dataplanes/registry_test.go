@@ -123,7 +123,7 @@ func TestMixedTargetPortsNeeded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := base
-			sp.InternalEndpoints, sp.ExternalEndpoints = tc.internal, tc.ext
+			sp.InternalEndpoints, sp.ExternalEndpoints = graph.EndpointListOf(tc.internal...), graph.EndpointListOf(tc.ext...)
 			if got := slices.Contains(Needs(&sp), MixedTargetPorts); got != tc.want {
 				t.Fatalf("needs mixed-target-ports = %v, want %v", got, tc.want)
 			}

@@ -90,8 +90,8 @@ func (s Settings) sourceVIP(sp *graph.ServicePort, fam graph.IPFamily) string {
 	configured := s.SourceVIP.IsValid() && graph.FamilyOf(s.SourceVIP) == fam
 	useNodeIP := !configured
 	if s.Overlay && configured {
-		for _, list := range [][]graph.Endpoint{sp.InternalEndpoints, sp.ExternalEndpoints} {
-			for _, e := range list {
+		for _, list := range []graph.EndpointList{sp.InternalEndpoints, sp.ExternalEndpoints} {
+			for e := range list.All() {
 				if e.Local || graph.FamilyOf(e.IP) != fam {
 					continue
 				}
@@ -197,8 +197,8 @@ func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []string)
 			lbFlags |= LBFlagIPv6
 		}
 		srcVIP := s.sourceVIP(sp, fam)
-		add := func(kind Kind, vip netip.Addr, port uint16, flags, portFlags uint32, eps []graph.Endpoint) {
-			eps = graph.EndpointsOfFamily(eps, fam)
+		add := func(kind Kind, vip netip.Addr, port uint16, flags, portFlags uint32, list graph.EndpointList) {
+			eps := list.OfFamily(fam).Slice() // a load balancer is written whole: its own copy
 			if len(eps) == 0 {
 				return // HNS cannot reject: no load balancer (a capability gap the driver declares)
 			}
@@ -256,14 +256,14 @@ func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []string)
 	return out, problems
 }
 
-func onlyLocal(eps []graph.Endpoint) []graph.Endpoint {
+func onlyLocal(eps graph.EndpointList) graph.EndpointList {
 	var out []graph.Endpoint
-	for _, e := range eps {
+	for e := range eps.All() {
 		if e.Local {
 			out = append(out, e)
 		}
 	}
-	return out
+	return graph.EndpointListOf(out...)
 }
 
 // commonTarget picks the target port most endpoints use (lowest on a tie)

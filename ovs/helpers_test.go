@@ -33,7 +33,7 @@ func exampleSnapshot(t *testing.T) graph.Snapshot {
 		Port:                  9999,
 		SessionAffinity:       graph.SessionAffinity{ClientIP: true, TimeoutSeconds: 86400},
 		InternalTrafficPolicy: graph.PolicyCluster, ExternalTrafficPolicy: graph.PolicyCluster,
-		InternalEndpoints: []graph.Endpoint{ep("10.244.1.90", 9999, true), ep("fd00:244:1::90", 9999, true)},
+		InternalEndpoints: graph.EndpointListOf(ep("10.244.1.90", 9999, true), ep("fd00:244:1::90", 9999, true)),
 		UsableFamilies:    graph.FamilySet(0).With(graph.IPv4).With(graph.IPv6),
 	})
 	return s

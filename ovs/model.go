@@ -218,16 +218,16 @@ func removedUDP(old, new *graph.ServicePort) []graph.Endpoint {
 	}
 	keep := map[netip.AddrPort]bool{}
 	if new != nil {
-		for _, l := range [][]graph.Endpoint{new.InternalEndpoints, new.ExternalEndpoints, new.ShortCircuitEndpoints} {
-			for _, e := range l {
+		for _, l := range new.EndpointLists() {
+			for e := range l.All() {
 				keep[e.AddrPort()] = true
 			}
 		}
 	}
 	var out []graph.Endpoint
 	seen := map[netip.AddrPort]bool{}
-	for _, l := range [][]graph.Endpoint{old.InternalEndpoints, old.ExternalEndpoints, old.ShortCircuitEndpoints} {
-		for _, e := range l {
+	for _, l := range old.EndpointLists() {
+		for e := range l.All() {
 			if ap := e.AddrPort(); !keep[ap] && !seen[ap] {
 				seen[ap] = true
 				out = append(out, e)
@@ -244,8 +244,8 @@ func (m *model) servesUDP(e graph.Endpoint) bool {
 		if sp.Name.Protocol != graph.UDP {
 			continue
 		}
-		for _, l := range [][]graph.Endpoint{sp.InternalEndpoints, sp.ExternalEndpoints, sp.ShortCircuitEndpoints} {
-			for _, x := range l {
+		for _, l := range sp.EndpointLists() {
+			for x := range l.All() {
 				if x.AddrPort() == ap {
 					return true
 				}

@@ -26,8 +26,8 @@ type localOnly struct{ dataplanes.Driver }
 
 func strip(sp *graph.ServicePort) *graph.ServicePort {
 	c := *sp
-	keep := func(eps []graph.Endpoint) []graph.Endpoint {
-		return slices.DeleteFunc(slices.Clone(eps), func(e graph.Endpoint) bool { return !e.Local })
+	keep := func(eps graph.EndpointList) graph.EndpointList {
+		return graph.EndpointListOf(slices.DeleteFunc(eps.Slice(), func(e graph.Endpoint) bool { return !e.Local })...)
 	}
 	c.InternalEndpoints, c.ExternalEndpoints, c.ShortCircuitEndpoints = keep(c.InternalEndpoints), keep(c.ExternalEndpoints), keep(c.ShortCircuitEndpoints)
 	return &c

@@ -71,10 +71,10 @@ func (b *Builder) ServicePorts(svc *object.Service, sl []*PreparedSlice, node gr
 	res.Ports = make([]*graph.ServicePort, 0, len(si.ports))
 	for _, p := range si.ports {
 		eps := b.candidates(portKey{name: p.name, protocol: p.protocol}, node.Name, m, ch)
-		res.Ports = append(res.Ports, si.servicePort(p, eps, node, &b.sc))
+		res.Ports = append(res.Ports, si.servicePort(p, eps, node, &b.sc, m.lastPort(p)))
 	}
 	if m != nil {
-		m.finish(b.sc.order, node.Name)
+		m.finish(b.sc.order, node.Name, res.Ports)
 	}
 	graph.SortServicePorts(res.Ports)
 	return res
@@ -97,7 +97,7 @@ func (b *Builder) candidates(key portKey, node string, m *Merged, ch sliceChange
 // servicePort builds one graph entry, categorizing each family on its own as
 // upstream's per-family proxiers do, then listing the families side by side.
 // Categorized lists live in sc until copied into the entry.
-func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node, sc *scratch) *graph.ServicePort {
+func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node, sc *scratch, prev *graph.ServicePort) *graph.ServicePort {
 	sp := &graph.ServicePort{
 		Name:                     graph.ServicePortName{Namespace: si.namespace, Name: si.name, Port: p.name, Protocol: p.protocol},
 		ClusterIPs:               si.clusterIPs,
@@ -128,6 +128,10 @@ func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node,
 	externalIsInternal := allExternal && si.etpLocal == si.itpLocal
 	shortCircuitIsInternal := allExternal && si.etpLocal && !si.itpLocal
 
+	flat := &sc.flat
+	for i := range flat {
+		flat[i] = flat[i][:0]
+	}
 	for _, fam := range si.families.List() {
 		pv := policyView{
 			itpLocal:             si.itpLocal,
@@ -145,47 +149,58 @@ func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node,
 		if si.etpLocal {
 			external = cat.local
 		}
-		sp.InternalEndpoints = appendEndpoints(sp.InternalEndpoints, internal)
+		flat[internalList] = appendEndpoints(flat[internalList], internal)
 		if pv.externallyAccessible && !externalIsInternal {
-			sp.ExternalEndpoints = appendEndpoints(sp.ExternalEndpoints, external)
+			flat[externalList] = appendEndpoints(flat[externalList], external)
 		}
 		if pv.externallyAccessible && si.etpLocal && !shortCircuitIsInternal {
-			sp.ShortCircuitEndpoints = appendEndpoints(sp.ShortCircuitEndpoints, cat.cluster)
+			flat[shortCircuitList] = appendEndpoints(flat[shortCircuitList], cat.cluster)
 		}
 	}
 	// Most service ports have the same endpoints in several lists (every
 	// externally reachable one without traffic policies): they share one
-	// array, as the graph is read-only (at 10k Services the copies were a
+	// list, as the graph is read-only (at 10k Services the copies were a
 	// third of the graph's memory).
+	var was [3]graph.EndpointList
+	if prev != nil {
+		was = [3]graph.EndpointList{prev.InternalEndpoints, prev.ExternalEndpoints, prev.ShortCircuitEndpoints}
+	}
+	lists := *flat // the scratch's buffers stay apart: these may alias
 	if externalIsInternal {
-		sp.ExternalEndpoints = sp.InternalEndpoints
+		lists[externalList] = lists[internalList]
 	}
 	if shortCircuitIsInternal {
-		sp.ShortCircuitEndpoints = sp.InternalEndpoints
+		lists[shortCircuitList] = lists[internalList]
 	}
-	sp.ExternalEndpoints = shareIfEqual(sp.ExternalEndpoints, sp.InternalEndpoints)
-	sp.ShortCircuitEndpoints = shareIfEqual(sp.ShortCircuitEndpoints, sp.InternalEndpoints, sp.ExternalEndpoints)
+	sp.InternalEndpoints = was[internalList].Update(lists[internalList])
+	sp.ExternalEndpoints = shared(lists[externalList], was[externalList], lists[:externalList], sp.InternalEndpoints)
+	sp.ShortCircuitEndpoints = shared(lists[shortCircuitList], was[shortCircuitList], lists[:shortCircuitList], sp.InternalEndpoints, sp.ExternalEndpoints)
 	return sp
 }
+
+// shared is the graph list of eps: the list made before it (made[i] of
+// flat lists before[i]) that holds the same endpoints, else a new version
+// of was. An empty list is never shared.
+func shared(eps []graph.Endpoint, was graph.EndpointList, before [][]graph.Endpoint, made ...graph.EndpointList) graph.EndpointList {
+	for i, b := range before {
+		if len(eps) > 0 && slices.Equal(eps, b) {
+			return made[i]
+		}
+	}
+	return was.Update(eps)
+}
+
+// The lists of a service port, as indexes of the scratch's flat lists.
+const (
+	internalList = iota
+	externalList
+	shortCircuitList
+)
 
 // externallyAccessible: the port has a node port, or an external or
 // load-balancer IP of the family.
 func (si *serviceInfo) externallyAccessible(p portInfo, fam graph.IPFamily) bool {
 	return p.nodePort != 0 || hasFamily(si.externalIPs, fam) || hasFamily(si.lbIPs, fam)
-}
-
-// shareIfEqual returns the first of others equal to list (keeping an empty
-// list as it is), else list.
-func shareIfEqual(list []graph.Endpoint, others ...[]graph.Endpoint) []graph.Endpoint {
-	if len(list) == 0 {
-		return list
-	}
-	for _, o := range others {
-		if len(o) == len(list) && &o[0] == &list[0] || slices.Equal(list, o) {
-			return o
-		}
-	}
-	return list
 }
 
 // ofFamily returns the candidates of one family; candidates are sorted IPv4
@@ -211,10 +226,8 @@ func hasFamily(ips []netip.Addr, fam graph.IPFamily) bool {
 	return false
 }
 
+// appendEndpoints appends the candidates' endpoints to dst.
 func appendEndpoints(dst []graph.Endpoint, src []candidate) []graph.Endpoint {
-	if dst == nil && len(src) > 0 {
-		dst = make([]graph.Endpoint, 0, len(src)) // one family: no slack
-	}
 	for i := range src {
 		dst = append(dst, src[i].ep)
 	}

@@ -31,7 +31,7 @@ func summarize(sp *graph.ServicePort) view {
 	for _, f := range sp.UsableFamilies.List() {
 		fams = append(fams, f.String())
 	}
-	return view{join(sp.InternalEndpoints), join(sp.ExternalEndpoints), join(sp.ShortCircuitEndpoints), strings.Join(fams, ",")}
+	return view{join(sp.InternalEndpoints.Slice()), join(sp.ExternalEndpoints.Slice()), join(sp.ShortCircuitEndpoints.Slice()), strings.Join(fams, ",")}
 }
 
 const ns = "ns"

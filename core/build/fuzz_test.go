@@ -222,8 +222,9 @@ func checkInvariants(t *testing.T, svc *v1.Service, res Result) {
 				t.Fatalf("%s: frontend %s outside the service's families", sp.Name, ip)
 			}
 		}
-		lists := map[string][]graph.Endpoint{"internal": sp.InternalEndpoints, "external": sp.ExternalEndpoints, "shortCircuit": sp.ShortCircuitEndpoints}
-		for what, eps := range lists {
+		lists := map[string]graph.EndpointList{"internal": sp.InternalEndpoints, "external": sp.ExternalEndpoints, "shortCircuit": sp.ShortCircuitEndpoints}
+		for what, list := range lists {
+			eps := list.Slice()
 			if !slices.IsSortedFunc(eps, graph.CompareEndpoints) {
 				t.Fatalf("%s: %s endpoints not sorted", sp.Name, what)
 			}
@@ -244,22 +245,22 @@ func checkInvariants(t *testing.T, svc *v1.Service, res Result) {
 			}
 		}
 		if sp.ExternalTrafficPolicy == graph.PolicyLocal {
-			for _, e := range sp.ExternalEndpoints {
+			for e := range sp.ExternalEndpoints.All() {
 				if !e.Local {
 					t.Fatalf("%s: ETP=Local external endpoint %s is not local", sp.Name, e)
 				}
 			}
-		} else if len(sp.ShortCircuitEndpoints) != 0 {
+		} else if sp.ShortCircuitEndpoints.Len() != 0 {
 			t.Fatalf("%s: short-circuit endpoints with ETP=Cluster", sp.Name)
 		}
 		if sp.InternalTrafficPolicy == graph.PolicyLocal {
-			for _, e := range sp.InternalEndpoints {
+			for e := range sp.InternalEndpoints.All() {
 				if !e.Local {
 					t.Fatalf("%s: ITP=Local internal endpoint %s is not local", sp.Name, e)
 				}
 			}
 		}
-		if !sp.ExternallyAccessible() && len(sp.ExternalEndpoints) != 0 {
+		if !sp.ExternallyAccessible() && sp.ExternalEndpoints.Len() != 0 {
 			t.Fatalf("%s: external endpoints without an external frontend", sp.Name)
 		}
 		if sp.HealthCheckNodePort != 0 && (svc.Spec.Type != v1.ServiceTypeLoadBalancer || sp.ExternalTrafficPolicy != graph.PolicyLocal) {

@@ -1,6 +1,10 @@
 package build
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+)
 
 // Merged is what the last build of a Service merged from its slices, kept
 // for the next build of the same Service by whoever keeps the Service (the
@@ -11,11 +15,15 @@ import "slices"
 //
 // Only service ports whose endpoints come from two slice ports or more are
 // kept (one needs no merging), so a cluster of small Services keeps
-// nothing. The zero value is empty; only a Builder reads or writes it.
+// nothing of that. It also holds the service ports the last build made,
+// whose endpoint lists the next one shares the parts of
+// (graph.EndpointList.Update). The zero value is empty; only a Builder
+// reads or writes it.
 type Merged struct {
 	node  string           // the node the candidates were made for (Local)
 	from  []*PreparedSlice // the slices every kept list was merged from
 	ports []keptPort
+	last  []*graph.ServicePort
 }
 
 // keptPort is one service port's merged endpoints: sorted by
@@ -86,9 +94,24 @@ func (sc *scratch) keptCandidates(m *Merged, ch sliceChanges, key portKey, node 
 	return kp.list
 }
 
+// lastPort is the service port of the last build for p (nil: none, or
+// m is nil).
+func (m *Merged) lastPort(p portInfo) *graph.ServicePort {
+	if m == nil {
+		return nil
+	}
+	for _, sp := range m.last {
+		if sp.Name.Port == p.name && sp.Name.Protocol == p.protocol {
+			return sp
+		}
+	}
+	return nil
+}
+
 // finish records what m now holds: the lists of this build's service
-// ports, merged from its slices.
-func (m *Merged) finish(order []*PreparedSlice, node string) {
+// ports, merged from its slices, and the service ports made.
+func (m *Merged) finish(order []*PreparedSlice, node string, made []*graph.ServicePort) {
+	m.last = made
 	m.ports = slices.DeleteFunc(m.ports, func(p keptPort) bool { return !p.used })
 	for i := range m.ports {
 		m.ports[i].used = false

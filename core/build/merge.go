@@ -13,12 +13,13 @@ import (
 // 9 MB of garbage when these were fresh each time). Its buffers grow to
 // the largest Service built and stay that size.
 type scratch struct {
-	order          []*PreparedSlice // the Service's slices in name order
-	bounds         []int            // where each sorted run starts in runs, then len(runs)
-	runs, spare    []sourced        // a port's endpoints, merged from its runs (two buffers: merging alternates)
-	next           []sourced        // where a kept list is merged with a slice's new version
-	merged         []candidate      // the same, deduplicated
-	cluster, local []candidate      // categorize's lists
+	order          []*PreparedSlice    // the Service's slices in name order
+	bounds         []int               // where each sorted run starts in runs, then len(runs)
+	runs, spare    []sourced           // a port's endpoints, merged from its runs (two buffers: merging alternates)
+	next           []sourced           // where a kept list is merged with a slice's new version
+	merged         []candidate         // the same, deduplicated
+	cluster, local []candidate         // categorize's lists
+	flat           [3][]graph.Endpoint // a service port's lists (internalList...) before they are graph lists
 }
 
 // sourced is a candidate with the slice port it came from: the order of

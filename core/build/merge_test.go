@@ -198,3 +198,48 @@ func sameResult(t *testing.T, what string, got, want Result) {
 		}
 	}
 }
+
+// TestAChangeSharesTheLists: one endpoint of a 10 000-endpoint dual-stack
+// Service with external IPs (ten slices a family) going not ready makes new lists
+// that share every part with the last build's but the one or two that
+// endpoint was in, and its external list is its internal list.
+func TestAChangeSharesTheLists(t *testing.T) {
+	svc, sl := Large("ns", "large", "node-1", 10_000, 1000, true, ExternalIPs("192.0.2.10", "2001:db8::10"))
+	var conv object.Converter
+	prepared := make([]*PreparedSlice, len(sl))
+	for i, s := range sl {
+		prepared[i] = PrepareSlice(conv.EndpointSlice(s), Options{})
+	}
+	b, node := NewBuilder(Options{}), graph.Node{Name: "node-1"}
+	var m Merged
+	before := b.ServicePorts(conv.Service(svc), prepared, node, &m).Ports[0]
+	changed := sl[3].DeepCopy()
+	notReady := false
+	changed.Endpoints[500].Conditions.Ready = &notReady
+	prepared[3] = PrepareSlice(conv.EndpointSlice(changed), Options{})
+	after := b.ServicePorts(conv.Service(svc), prepared, node, &m).Ports[0]
+
+	if got, want := after.InternalEndpoints.Len(), before.InternalEndpoints.Len()-1; got != want {
+		t.Fatalf("%d endpoints after the change, want %d", got, want)
+	}
+	parts, fresh := 0, 0
+	for p := range after.InternalEndpoints.Parts() {
+		parts++
+		old := false
+		for q := range before.InternalEndpoints.Parts() {
+			old = old || graph.SamePart(p, q)
+		}
+		if !old {
+			fresh++
+		}
+	}
+	if fresh == 0 || fresh > 2 {
+		t.Errorf("%d of %d parts are new after one endpoint's change, want 1 or 2", fresh, parts)
+	}
+	for p := range after.ExternalEndpoints.Parts() {
+		if !slices.ContainsFunc(slices.Collect(after.InternalEndpoints.Parts()), func(q []graph.Endpoint) bool { return graph.SamePart(p, q) }) {
+			t.Fatal("the external list is not the internal one")
+		}
+	}
+	sameResult(t, "after the change", Result{Ports: []*graph.ServicePort{after}}, fromAPI(svc, append(append(slices.Clone(sl[:3]), changed), sl[4:]...), node, Options{}))
+}

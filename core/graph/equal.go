@@ -27,9 +27,9 @@ func Equal(a, b *ServicePort) bool {
 		slices.Equal(a.ExternalIPs, b.ExternalIPs) &&
 		slices.Equal(a.LoadBalancerIPs, b.LoadBalancerIPs) &&
 		slices.Equal(a.LoadBalancerSourceRanges, b.LoadBalancerSourceRanges) &&
-		slices.Equal(a.InternalEndpoints, b.InternalEndpoints) &&
-		slices.Equal(a.ExternalEndpoints, b.ExternalEndpoints) &&
-		slices.Equal(a.ShortCircuitEndpoints, b.ShortCircuitEndpoints) &&
+		a.InternalEndpoints.Equal(b.InternalEndpoints) &&
+		a.ExternalEndpoints.Equal(b.ExternalEndpoints) &&
+		a.ShortCircuitEndpoints.Equal(b.ShortCircuitEndpoints) &&
 		maps.Equal(a.Annotations, b.Annotations)
 }
 

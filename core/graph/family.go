@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"slices"
 )
 
 // IPFamily is IPv4 or IPv6.
@@ -32,20 +31,6 @@ func FirstOfFamily(ips []netip.Addr, f IPFamily) (netip.Addr, bool) {
 		}
 	}
 	return netip.Addr{}, false
-}
-
-// EndpointsOfFamily returns the endpoints of a family, in order.
-func EndpointsOfFamily(eps []Endpoint, f IPFamily) []Endpoint {
-	if !slices.ContainsFunc(eps, func(e Endpoint) bool { return FamilyOf(e.IP) != f }) {
-		return eps // all of the family: the same (read-only) list
-	}
-	var out []Endpoint
-	for _, e := range eps {
-		if FamilyOf(e.IP) == f {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // String renders the family as Kubernetes spells it.

@@ -53,9 +53,9 @@ type servicePortJSON struct {
 	ExternalTrafficPolicy    TrafficPolicy     `json:"externalTrafficPolicy"`
 	HealthCheckNodePort      uint16            `json:"healthCheckNodePort"`
 	UsableFamilies           FamilySet         `json:"usableFamilies"`
-	InternalEndpoints        []Endpoint        `json:"internalEndpoints"`
-	ExternalEndpoints        []Endpoint        `json:"externalEndpoints"`
-	ShortCircuitEndpoints    []Endpoint        `json:"shortCircuitEndpoints"`
+	InternalEndpoints        EndpointList      `json:"internalEndpoints"`
+	ExternalEndpoints        EndpointList      `json:"externalEndpoints"`
+	ShortCircuitEndpoints    EndpointList      `json:"shortCircuitEndpoints"`
 	Annotations              map[string]string `json:"annotations,omitempty"`
 }
 
@@ -90,9 +90,9 @@ func (sp *ServicePort) MarshalJSON() ([]byte, error) {
 		ExternalTrafficPolicy:    sp.ExternalTrafficPolicy,
 		HealthCheckNodePort:      sp.HealthCheckNodePort,
 		UsableFamilies:           sp.UsableFamilies,
-		InternalEndpoints:        nonNil(sp.InternalEndpoints),
-		ExternalEndpoints:        nonNil(sp.ExternalEndpoints),
-		ShortCircuitEndpoints:    nonNil(sp.ShortCircuitEndpoints),
+		InternalEndpoints:        sp.InternalEndpoints,
+		ExternalEndpoints:        sp.ExternalEndpoints,
+		ShortCircuitEndpoints:    sp.ShortCircuitEndpoints,
 		Annotations:              sp.Annotations,
 	})
 }
@@ -120,9 +120,9 @@ func (sp *ServicePort) UnmarshalJSON(b []byte) error {
 		ExternalTrafficPolicy:    j.ExternalTrafficPolicy,
 		HealthCheckNodePort:      j.HealthCheckNodePort,
 		UsableFamilies:           j.UsableFamilies,
-		InternalEndpoints:        nilIfEmpty(j.InternalEndpoints),
-		ExternalEndpoints:        nilIfEmpty(j.ExternalEndpoints),
-		ShortCircuitEndpoints:    nilIfEmpty(j.ShortCircuitEndpoints),
+		InternalEndpoints:        j.InternalEndpoints,
+		ExternalEndpoints:        j.ExternalEndpoints,
+		ShortCircuitEndpoints:    j.ShortCircuitEndpoints,
 		Annotations:              j.Annotations,
 	}
 	return nil

@@ -122,8 +122,9 @@ func (e Endpoint) String() string { return e.AddrPort().String() }
 // the endpoints each kind of traffic to it may reach from this node.
 //
 // Endpoint lists hold both IP families side by side (IPv4 first); a frontend
-// of one family only ever uses endpoints of the same family. Every list is
-// sorted, so two equal service ports compare equal field by field.
+// of one family only ever uses endpoints of the same family (OfFamily).
+// Every list is sorted, so two equal service ports compare equal field by
+// field. Lists of one service port (and of its next versions) share parts.
 type ServicePort struct {
 	Name ServicePortName
 
@@ -144,16 +145,16 @@ type ServicePort struct {
 	HealthCheckNodePort   uint16 // set for LoadBalancer services with ETP=Local
 
 	// InternalEndpoints are reached by traffic to the ClusterIPs.
-	InternalEndpoints []Endpoint
+	InternalEndpoints EndpointList
 	// ExternalEndpoints are reached by traffic to NodePort, ExternalIPs and
 	// LoadBalancerIPs that comes from outside this node.
-	ExternalEndpoints []Endpoint
+	ExternalEndpoints EndpointList
 	// ShortCircuitEndpoints are reached by traffic that starts on this node
 	// (its pods or the node itself) towards an external frontend of an
 	// ETP=Local port: upstream sends it to the cluster-wide endpoints rather
 	// than dropping it. Empty when ExternalTrafficPolicy is Cluster, where
 	// such traffic uses ExternalEndpoints like any other.
-	ShortCircuitEndpoints []Endpoint
+	ShortCircuitEndpoints EndpointList
 
 	// UsableFamilies says, per IP family, whether the port has a usable
 	// endpoint anywhere in the cluster. A frontend of a family without one
@@ -168,6 +169,12 @@ type ServicePort struct {
 
 // String renders the service port's name.
 func (sp *ServicePort) String() string { return sp.Name.String() }
+
+// EndpointLists are the port's three endpoint lists: internal, external,
+// short-circuit (often one list shared).
+func (sp *ServicePort) EndpointLists() [3]EndpointList {
+	return [3]EndpointList{sp.InternalEndpoints, sp.ExternalEndpoints, sp.ShortCircuitEndpoints}
+}
 
 // Families lists the IP families the port serves (those of its ClusterIPs).
 func (sp *ServicePort) Families() FamilySet {

@@ -72,7 +72,7 @@ func describe(d graph.Delta) string {
 
 func endpointsOf(sp *graph.ServicePort) string {
 	var s []string
-	for _, e := range sp.InternalEndpoints {
+	for e := range sp.InternalEndpoints.All() {
 		s = append(s, e.String())
 	}
 	return strings.Join(s, " ")

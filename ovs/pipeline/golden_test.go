@@ -81,7 +81,7 @@ func port(name string, proto graph.Protocol, opts func(*graph.ServicePort)) *gra
 // goldenPorts are the service ports with a golden file each, by name.
 func goldenPorts() map[string]*graph.ServicePort {
 	here, there := ep("10.244.1.5", true), ep("10.244.2.10", false)
-	both := []graph.Endpoint{here, there}
+	both := graph.EndpointListOf(here, there)
 	return map[string]*graph.ServicePort{
 		"clusterip": port("clusterip", graph.TCP, func(sp *graph.ServicePort) { sp.InternalEndpoints = both }),
 		"clusterip-udp": port("dns", graph.UDP, func(sp *graph.ServicePort) {
@@ -92,11 +92,11 @@ func goldenPorts() map[string]*graph.ServicePort {
 		}),
 		"etp-local": port("local", graph.TCP, func(sp *graph.ServicePort) {
 			sp.NodePort, sp.LoadBalancerIPs, sp.ExternalTrafficPolicy = 30081, addrs("203.0.113.7"), graph.PolicyLocal
-			sp.InternalEndpoints, sp.ExternalEndpoints, sp.ShortCircuitEndpoints = both, []graph.Endpoint{here}, both
+			sp.InternalEndpoints, sp.ExternalEndpoints, sp.ShortCircuitEndpoints = both, graph.EndpointListOf(here), both
 		}),
 		"etp-local-no-local-endpoint": port("local-elsewhere", graph.TCP, func(sp *graph.ServicePort) {
 			sp.NodePort, sp.ExternalTrafficPolicy = 30082, graph.PolicyLocal
-			sp.InternalEndpoints, sp.ShortCircuitEndpoints = []graph.Endpoint{there}, []graph.Endpoint{there}
+			sp.InternalEndpoints, sp.ShortCircuitEndpoints = graph.EndpointListOf(there), graph.EndpointListOf(there)
 		}),
 		"lb-source-ranges": port("ranges", graph.TCP, func(sp *graph.ServicePort) {
 			sp.LoadBalancerIPs = addrs("203.0.113.8")
@@ -118,16 +118,16 @@ func goldenPorts() map[string]*graph.ServicePort {
 			sp.SessionAffinity = graph.SessionAffinity{ClientIP: true, TimeoutSeconds: 600}
 			sp.ClusterIPs, sp.NodePort, sp.UsableFamilies = addrs("10.96.0.10", "fd00:96::10"), 30086, dual
 			sp.ExternalTrafficPolicy = graph.PolicyLocal
-			eps := []graph.Endpoint{here, there, ep("fd00:244:1::5", true), ep("fd00:244:2::5", false)}
+			eps := graph.EndpointListOf(here, there, ep("fd00:244:1::5", true), ep("fd00:244:2::5", false))
 			sp.InternalEndpoints, sp.ShortCircuitEndpoints = eps, eps
-			sp.ExternalEndpoints = []graph.Endpoint{here, ep("fd00:244:1::5", true)}
+			sp.ExternalEndpoints = graph.EndpointListOf(here, ep("fd00:244:1::5", true))
 		}),
 		"no-endpoints-reject": port("empty", graph.TCP, func(sp *graph.ServicePort) {
 			sp.NodePort, sp.UsableFamilies = 30084, 0
 		}),
 		"dual-stack": port("dual", graph.TCP, func(sp *graph.ServicePort) {
 			sp.ClusterIPs, sp.NodePort, sp.UsableFamilies = addrs("10.96.0.10", "fd00:96::10"), 30085, dual
-			eps := []graph.Endpoint{here, there, ep("fd00:244:1::5", true)}
+			eps := graph.EndpointListOf(here, there, ep("fd00:244:1::5", true))
 			sp.InternalEndpoints, sp.ExternalEndpoints = eps, eps
 		}),
 		"dual-stack-ipv6-without-endpoints": port("dual-half", graph.TCP, func(sp *graph.ServicePort) {

@@ -48,7 +48,7 @@ func slotIDs() GroupIDs {
 func TestLargestGroupsFitOneMessage(t *testing.T) {
 	for _, affinity := range []bool{false, true} {
 		m := groupMaker{zone: 0x5359, affinity: affinity, fields: hashFields(graph.IPv6, of.ProtoSCTP)}
-		g := m.leaf(0x80000001, endpointsN(graph.IPv6, leafMax), nil, 1)
+		g := m.leaf(0x80000001, graph.EndpointListOf(endpointsN(graph.IPv6, leafMax)...), nil, 1)
 		msg, err := g.AppendGroupMod(nil, openflow15.OFPGC_MODIFY, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +137,7 @@ func TestLargeListsAreTreesWithEvenShares(t *testing.T) {
 	for _, n := range []int{1, LeafSize, LeafSize + 1, 1000, 10_000, 50_000, 120_000} {
 		for _, fam := range []graph.IPFamily{graph.IPv4, graph.IPv6} {
 			t.Run(fmt.Sprintf("%d/%s", n, fam), func(t *testing.T) {
-				eps := endpointsN(fam, n)
+				eps := graph.EndpointListOf(endpointsN(fam, n)...)
 				m := groupMaker{zone: 7, fields: hashFields(fam, of.ProtoTCP), ids: slotIDs()}
 				groups := m.groups(0x80000000, "x", eps)
 				if n <= LeafSize && len(groups) != 1 {
@@ -177,10 +177,10 @@ func sameGroups(a, b []*of.Group) bool {
 func TestOneEndpointChangesItsLeafAndItsParent(t *testing.T) {
 	eps := endpointsN(graph.IPv4, 10_001)
 	m := groupMaker{zone: 7, fields: hashFields(graph.IPv4, of.ProtoTCP), ids: slotIDs()}
-	before := m.groups(0x80000000, "x", eps[:10_000])
+	before := m.groups(0x80000000, "x", graph.EndpointListOf(eps[:10_000]...))
 	for name, after := range map[string][]*of.Group{
-		"added":   m.groups(0x80000000, "x", eps),
-		"removed": m.groups(0x80000000, "x", eps[1:10_000]),
+		"added":   m.groups(0x80000000, "x", graph.EndpointListOf(eps...)),
+		"removed": m.groups(0x80000000, "x", graph.EndpointListOf(eps[1:10_000]...)),
 	} {
 		old := map[uint32]*of.Group{}
 		for _, g := range before {

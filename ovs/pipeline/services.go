@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"hash/fnv"
+	"iter"
 	"net/netip"
 	"slices"
 
@@ -62,23 +63,23 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 	endpoints := map[netip.AddrPort]bool{}
 
 	for _, fam := range sp.Families().List() {
-		lists := struct{ internal, external, short []graph.Endpoint }{
-			graph.EndpointsOfFamily(sp.InternalEndpoints, fam), graph.EndpointsOfFamily(sp.ExternalEndpoints, fam), graph.EndpointsOfFamily(sp.ShortCircuitEndpoints, fam),
+		lists := struct{ internal, external, short graph.EndpointList }{
+			sp.InternalEndpoints.OfFamily(fam), sp.ExternalEndpoints.OfFamily(fam), sp.ShortCircuitEndpoints.OfFamily(fam),
 		}
 		// target is what a frontend does with a list: pick an endpoint,
 		// or reject/drop when the list is empty. Equal lists share the
 		// group of the first slot that had them.
 		var made []madeList
 		maker := groupMaker{zone: c.CtZone, affinity: affinity, fields: hashFields(fam, proto), ids: ids}
-		target := func(kind string, eps []graph.Endpoint) []of.Action {
-			if len(eps) == 0 {
+		target := func(kind string, eps graph.EndpointList) []of.Action {
+			if eps.Len() == 0 {
 				if sp.NoEndpointsAction(fam) == graph.Reject {
 					return a(of.Controller{ID: c.ControllerID, UserData: []byte{PacketInReject}})
 				}
 				return nil // drop
 			}
 			if affinity {
-				for _, e := range eps {
+				for e := range eps.All() {
 					endpoints[e.AddrPort()] = true
 				}
 			}
@@ -101,7 +102,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 		if cip, ok := graph.FirstOfFamily(sp.ClusterIPs, fam); ok {
 			fe := frontend{ip: cip, port: sp.Port}
 			res.Flows = append(res.Flows, flow(ServiceLB, priorityFrontend, base(fe), target("internal", lists.internal), nil))
-			if affinity && len(lists.internal) > 0 {
+			if affinity && lists.internal.Len() > 0 {
 				res.Flows = append(res.Flows, learnFlow(sp, fe, fam, proto, &res))
 			}
 		}
@@ -154,7 +155,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 				source  []of.Match
 				masq    bool
 				kind    string
-				targets []graph.Endpoint
+				targets graph.EndpointList
 			}
 			var vs []variant
 			if local {
@@ -180,14 +181,14 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 			for _, src := range sources {
 				for _, v := range vs {
 					acts := target(v.kind, v.targets)
-					if v.masq && len(v.targets) > 0 {
+					if v.masq && v.targets.Len() > 0 {
 						acts = append(a(masquerade.set()), acts...)
 					}
 					match := append(append(base(fe), src...), v.source...)
 					res.Flows = append(res.Flows, flow(ServiceLB, v.prio, match, acts, nil))
 				}
 			}
-			if affinity && (len(lists.external) > 0 || len(lists.short) > 0) {
+			if affinity && (lists.external.Len() > 0 || lists.short.Len() > 0) {
 				res.Flows = append(res.Flows, learnFlow(sp, fe, fam, proto, &res))
 			}
 		}
@@ -254,23 +255,45 @@ var hashFieldLists = [2][3][]of.HashField{
 
 // madeList is an endpoint list whose groups a service port has made.
 type madeList struct {
-	eps []graph.Endpoint
+	eps graph.EndpointList
 	id  uint32
 }
 
 // sameList finds the group made for a list of the same endpoints (within
 // a service port, equal lists make equal buckets).
-func sameList(made []madeList, eps []graph.Endpoint) (uint32, bool) {
+func sameList(made []madeList, eps graph.EndpointList) (uint32, bool) {
 	for _, l := range made {
-		if slices.EqualFunc(l.eps, eps, func(a, b graph.Endpoint) bool { return a.AddrPort() == b.AddrPort() }) {
+		if sameAddrPorts(l.eps, eps) {
 			return l.id, true
 		}
 	}
 	return 0, false
 }
 
+// sameAddrPorts reports whether two lists hold the same addresses and
+// ports in the same order (one list, or parts shared, are not compared).
+func sameAddrPorts(a, b graph.EndpointList) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	if a.Equal(b) {
+		return true
+	}
+	next, stop := iter.Pull(b.All())
+	defer stop()
+	for e := range a.All() {
+		if x, _ := next(); x.AddrPort() != e.AddrPort() {
+			return false
+		}
+	}
+	return true
+}
+
 func allEndpoints(sp *graph.ServicePort) []graph.Endpoint {
-	all := append(append(append([]graph.Endpoint{}, sp.InternalEndpoints...), sp.ExternalEndpoints...), sp.ShortCircuitEndpoints...)
+	var all []graph.Endpoint
+	for _, l := range sp.EndpointLists() {
+		all = append(all, l.Slice()...)
+	}
 	graph.SortEndpoints(all)
 	return all
 }
@@ -280,7 +303,7 @@ func allEndpoints(sp *graph.ServicePort) []graph.Endpoint {
 // needed.
 type endpointBuckets struct {
 	zone     uint16
-	eps      []graph.Endpoint
+	eps      graph.EndpointList
 	idx      []int32 // when not nil, the buckets are eps[idx[0]], eps[idx[1]], ...
 	affinity bool
 }
@@ -289,15 +312,15 @@ func (b endpointBuckets) Len() int {
 	if b.idx != nil {
 		return len(b.idx)
 	}
-	return len(b.eps)
+	return b.eps.Len()
 }
 
 // endpoint is bucket i's endpoint.
 func (b endpointBuckets) endpoint(i int) graph.Endpoint {
 	if b.idx != nil {
-		return b.eps[b.idx[i]]
+		return b.eps.At(int(b.idx[i]))
 	}
-	return b.eps[i]
+	return b.eps.At(i)
 }
 
 // Bucket is what choosing endpoint i does. Without affinity the bucket

@@ -18,13 +18,14 @@ func TestFlowsDoNotGrowWithEndpoints(t *testing.T) {
 		for i := range n {
 			eps = append(eps, graph.Endpoint{IP: netip.MustParseAddr(fmt.Sprintf("10.244.%d.%d", i/200, i%200+2)), Port: 8080, Ready: true, Serving: true, Local: i%2 == 0})
 		}
+		list := graph.EndpointListOf(eps...)
 		sp := &graph.ServicePort{
 			Name:              graph.ServicePortName{Namespace: "ns", Name: "web", Port: "http", Protocol: graph.TCP},
 			ClusterIPs:        []netip.Addr{netip.MustParseAddr("10.96.0.10")},
 			Port:              80,
 			NodePort:          30080,
 			LoadBalancerIPs:   []netip.Addr{netip.MustParseAddr("203.0.113.7")},
-			InternalEndpoints: eps, ExternalEndpoints: eps, ShortCircuitEndpoints: eps,
+			InternalEndpoints: list, ExternalEndpoints: list, ShortCircuitEndpoints: list,
 			UsableFamilies: graph.FamilySet(0).With(graph.IPv4),
 		}
 		if etpLocal {

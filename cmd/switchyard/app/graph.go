@@ -128,7 +128,7 @@ func writeTable(w io.Writer, s graph.Snapshot, states map[string]string) error {
 		ext := "-"
 		if sp.ExternallyAccessible() {
 			ext = endpointList(sp, sp.ExternalEndpoints)
-			if len(sp.ShortCircuitEndpoints) > 0 {
+			if sp.ShortCircuitEndpoints.Len() > 0 {
 				ext += " | from this node: " + endpointList(sp, sp.ShortCircuitEndpoints)
 			}
 		}
@@ -184,8 +184,8 @@ func joinAddrs(ips []netip.Addr, port string) string {
 	return strings.Join(s, ",")
 }
 
-func endpointList(sp *graph.ServicePort, eps []graph.Endpoint) string {
-	if len(eps) == 0 {
+func endpointList(sp *graph.ServicePort, eps graph.EndpointList) string {
+	if eps.Len() == 0 {
 		var acts []string
 		for _, f := range sp.Families().List() {
 			acts = append(acts, string(sp.NoEndpointsAction(f)))
@@ -193,7 +193,7 @@ func endpointList(sp *graph.ServicePort, eps []graph.Endpoint) string {
 		return "(none: " + strings.Join(acts, "/") + ")"
 	}
 	var s []string
-	for _, e := range eps {
+	for e := range eps.All() {
 		x := e.String()
 		if e.Local {
 			x += "*"

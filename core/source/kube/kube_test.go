@@ -100,7 +100,7 @@ func TestKubeSourceFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, tr, "endpoint", func(s graph.Snapshot) bool {
-		return len(s.ServicePorts) == 1 && len(s.ServicePorts[0].InternalEndpoints) == 1
+		return len(s.ServicePorts) == 1 && s.ServicePorts[0].InternalEndpoints.Len() == 1
 	})
 
 	node := Node("node-1", "zone-q", "192.0.2.1")

@@ -73,7 +73,7 @@ func lbPort(name string, hc uint16, eps ...graph.Endpoint) *graph.ServicePort {
 		NodePort:              30000,
 		ExternalTrafficPolicy: graph.PolicyLocal,
 		HealthCheckNodePort:   hc,
-		ExternalEndpoints:     eps,
+		ExternalEndpoints:     graph.EndpointListOf(eps...),
 	}
 }
 

@@ -116,7 +116,7 @@ func (s *Services) set(sp *graph.ServicePort) {
 		return
 	}
 	ready := 0
-	for _, e := range sp.ExternalEndpoints {
+	for e := range sp.ExternalEndpoints.All() {
 		if e.Local && e.Ready {
 			ready++
 		}

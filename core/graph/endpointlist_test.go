@@ -1,0 +1,166 @@
+package graph
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+var addrs = cmpopts.EquateComparable(netip.Addr{}, Place{})
+
+// testEndpoint is endpoint n: IPv4 for n < 1<<20, IPv6 above.
+func testEndpoint(n int, ready bool) Endpoint {
+	ip := netip.AddrFrom4([4]byte{10, byte(n >> 16), byte(n >> 8), byte(n)})
+	if n >= 1<<20 {
+		ip = netip.AddrFrom16([16]byte{0xfd, 0, 13: byte(n >> 16), 14: byte(n >> 8), 15: byte(n)})
+	}
+	return Endpoint{IP: ip, Port: 80, Ready: ready, Serving: ready}
+}
+
+// checkParts checks what EndpointList promises of its parts: none empty
+// or over partSize, none of two families, none under minPart but the last
+// of its family, and ends that add up.
+func checkParts(t *testing.T, l EndpointList) {
+	t.Helper()
+	end := 0
+	for k, p := range l.parts {
+		fam := FamilyOf(p.eps[0].IP)
+		if len(p.eps) == 0 || len(p.eps) > partSize {
+			t.Fatalf("part %d holds %d endpoints", k, len(p.eps))
+		}
+		if slices.ContainsFunc(p.eps, func(e Endpoint) bool { return FamilyOf(e.IP) != fam }) {
+			t.Fatalf("part %d mixes families", k)
+		}
+		lastOfFamily := k == len(l.parts)-1 || FamilyOf(l.parts[k+1].eps[0].IP) != fam
+		if len(p.eps) < minPart && !lastOfFamily {
+			t.Fatalf("part %d of %d holds %d endpoints, not the last of its family", k, len(l.parts), len(p.eps))
+		}
+		end += len(p.eps)
+		if p.end != end {
+			t.Fatalf("part %d ends at %d, holds up to %d", k, p.end, end)
+		}
+	}
+}
+
+// Random versions of a dual-stack list, each made from the last with
+// Update: every version holds exactly its endpoints, keeps the parts'
+// promises, and shares all but the parts a change reached.
+func TestEndpointListUpdate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	present := map[int]bool{}
+	for n := range 3000 {
+		present[n*3] = true
+		present[1<<20+n*3] = true
+	}
+	flat := func() []Endpoint {
+		var out []Endpoint
+		for n, ok := range present {
+			if ok {
+				out = append(out, testEndpoint(n, true))
+			}
+		}
+		SortEndpoints(out)
+		return out
+	}
+	l := EndpointListOf(flat()...)
+	checkParts(t, l)
+	for round := range 400 {
+		changes := 1 + rng.IntN(3)
+		if round%50 == 0 {
+			changes = 500 // a rollout of a slice's worth
+		}
+		for range changes {
+			n := rng.IntN(9000)
+			if rng.IntN(2) == 1 {
+				n += 1 << 20
+			}
+			present[n] = !present[n]
+		}
+		want := flat()
+		next := l.Update(want)
+		checkParts(t, next)
+		if got := next.Slice(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: list (-want +got):\n%s", round, cmp.Diff(want, got, addrs))
+		}
+		if changes < 4 {
+			if fresh := len(next.parts) - shared(next, l); fresh > 2*changes {
+				t.Fatalf("round %d: %d changes made %d new parts of %d", round, changes, fresh, len(next.parts))
+			}
+		}
+		if !next.Equal(EndpointListOf(want...)) || next.Len() != len(want) {
+			t.Fatalf("round %d: not Equal to a fresh list of the same endpoints", round)
+		}
+		for _, i := range []int{0, len(want) / 2, len(want) - 1} {
+			if next.At(i) != want[i] {
+				t.Fatalf("round %d: At(%d) = %v, want %v", round, i, next.At(i), want[i])
+			}
+		}
+		l = next
+	}
+	if len(l.parts) > 2*l.Len()/minPart+2 {
+		t.Fatalf("%d parts for %d endpoints", len(l.parts), l.Len())
+	}
+}
+
+// shared counts the parts of l that are parts of o too.
+func shared(l, o EndpointList) int {
+	n := 0
+	for _, p := range l.parts {
+		if slices.ContainsFunc(o.parts, func(q listPart) bool { return SamePart(p.eps, q.eps) }) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestEndpointListViews(t *testing.T) {
+	var eps []Endpoint
+	for n := range 700 {
+		eps = append(eps, testEndpoint(n, n%2 == 0))
+	}
+	for n := range 300 {
+		eps = append(eps, testEndpoint(1<<20+n, true))
+	}
+	l := EndpointListOf(eps...)
+	checkParts(t, l)
+	v4, v6 := l.OfFamily(IPv4), l.OfFamily(IPv6)
+	if diff := cmp.Diff(eps[:700], v4.Slice(), addrs); diff != "" {
+		t.Errorf("IPv4 view (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(eps[700:], v6.Slice(), addrs); diff != "" {
+		t.Errorf("IPv6 view (-want +got):\n%s", diff)
+	}
+	if v4.At(699) != eps[699] || v6.At(0) != eps[700] {
+		t.Error("At in a family view")
+	}
+	if only := v6.OfFamily(IPv6); !only.Equal(v6) || only.parts[0].end != v6.parts[0].end {
+		t.Error("a list of one family is not its own view")
+	}
+	if l.Equal(v4) || v4.Equal(v6) || !l.Equal(EndpointListOf(eps...)) {
+		t.Error("Equal")
+	}
+	changed := slices.Clone(eps)
+	changed[500].Ready = false
+	if l.Equal(EndpointListOf(changed...)) {
+		t.Error("a changed endpoint compares Equal")
+	}
+	if (EndpointList{}).Len() != 0 || (EndpointList{}).Slice() != nil || !(EndpointList{}).Equal(EndpointListOf()) {
+		t.Error("the empty list")
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back EndpointList
+	if err := json.Unmarshal(b, &back); err != nil || !back.Equal(l) {
+		t.Errorf("JSON round trip: %v", err)
+	}
+	if b, _ := json.Marshal(EndpointList{}); string(b) != "[]" {
+		t.Errorf("the empty list's JSON is %s", b)
+	}
+}
