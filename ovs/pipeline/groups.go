@@ -64,9 +64,11 @@ func (m groupMaker) groups(id uint32, slot string, eps graph.EndpointList) []*of
 	sc.hashes, sc.all = slices.Grow(sc.hashes[:0], n)[:n], slices.Grow(sc.all[:0], n)[:n]
 	t := tree{m: m, eps: eps, hashes: sc.hashes}
 	i := 0
-	for e := range eps.All() {
-		t.hashes[i], sc.all[i] = endpointHash(e), int32(i)
-		i++
+	for part := range eps.Parts() {
+		for k := range part {
+			t.hashes[i], sc.all[i] = endpointHash(&part[k]), int32(i)
+			i++
+		}
 	}
 	t.node(id, slot, sc.all, 0)
 	return t.out
@@ -155,7 +157,7 @@ func fanoutFor(n int) int {
 // 16 bytes) and port, each word mixed by splitmix64's finaliser so every
 // slice of the bits spreads endpoints evenly. (It was FNV over the bytes:
 // a quarter of a 50 000-endpoint change's time in the driver.)
-func endpointHash(e graph.Endpoint) uint64 {
+func endpointHash(e *graph.Endpoint) uint64 {
 	a := e.IP.As16()
 	hi, lo := binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(a[8:])
 	return mix64(mix64(hi^uint64(e.Port)<<48) ^ lo)
