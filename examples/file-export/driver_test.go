@@ -20,9 +20,12 @@ func port(name string, eps ...string) *graph.ServicePort {
 		ClusterIPs: []netip.Addr{netip.MustParseAddr("10.96.0.1")},
 		Port:       80,
 	}
+	var list []graph.Endpoint
 	for _, e := range eps {
-		sp.InternalEndpoints = append(sp.InternalEndpoints, graph.Endpoint{IP: netip.MustParseAddr(e), Port: 8080, Ready: true, Serving: true})
+		list = append(list, graph.Endpoint{IP: netip.MustParseAddr(e), Port: 8080, Ready: true, Serving: true})
 	}
+	graph.SortEndpoints(list)
+	sp.InternalEndpoints = graph.EndpointListOf(list...)
 	return sp
 }
 
@@ -68,7 +71,7 @@ func TestDriverWritesSyncsAndDeltas(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := readGraph(t, d.Path)
-	if len(s.ServicePorts) != 1 || len(s.ServicePorts[0].InternalEndpoints) != 2 {
+	if len(s.ServicePorts) != 1 || s.ServicePorts[0].InternalEndpoints.Len() != 2 {
 		t.Fatalf("after delta: %+v", s.ServicePorts)
 	}
 
