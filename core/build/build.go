@@ -34,8 +34,9 @@ func ServicePorts(svc *object.Service, sl []*object.EndpointSlice, node graph.No
 // Builder builds Services for a graph, keeping its working space between
 // builds. Not safe for concurrent use.
 type Builder struct {
-	opts Options
-	sc   scratch
+	opts    Options
+	sc      scratch
+	patches int // ports built by patching the last build's (for tests)
 }
 
 // NewBuilder returns a Builder applying opts (the opts slices were
@@ -70,11 +71,16 @@ func (b *Builder) ServicePorts(svc *object.Service, sl []*PreparedSlice, node gr
 	}
 	res.Ports = make([]*graph.ServicePort, 0, len(si.ports))
 	for _, p := range si.ports {
-		eps := b.candidates(portKey{name: p.name, protocol: p.protocol}, node.Name, m, ch)
-		res.Ports = append(res.Ports, si.servicePort(p, eps, node, &b.sc, m.lastPort(p)))
+		key := portKey{name: p.name, protocol: p.protocol}
+		sp, how := b.patchedPort(si, p, key, node, m, ch, svc)
+		if how != patched {
+			eps := b.candidates(key, node, m, ch, how == listUpdated)
+			sp = si.servicePort(p, eps, node, &b.sc, m.lastPort(p))
+		}
+		res.Ports = append(res.Ports, sp)
 	}
 	if m != nil {
-		m.finish(b.sc.order, node.Name, res.Ports)
+		m.finish(b.sc.order, node, svc, res.Ports)
 	}
 	graph.SortServicePorts(res.Ports)
 	return res
@@ -86,47 +92,37 @@ func (b *Builder) ServicePorts(svc *object.Service, sl []*PreparedSlice, node gr
 // same one, a non-terminating copy wins over a terminating one. node is
 // the graph's node ("": none is local). The list lives in the Builder's
 // working space until the next call.
-func (b *Builder) candidates(key portKey, node string, m *Merged, ch sliceChanges) []candidate {
+// With updated, the kept list is already this build's (patchedPort
+// updated it, then found the change too large to patch). A kept list's
+// counts are recorded for the next build's patchedPort.
+func (b *Builder) candidates(key portKey, node graph.Node, m *Merged, ch sliceChanges, updated bool) []candidate {
 	sc := &b.sc
 	if m == nil || runsOf(sc.order, key) < 2 {
-		return dedup(&sc.merged, sc.sortedRuns(sc.order, key, node))
+		return dedup(&sc.merged, sc.sortedRuns(sc.order, key, node.Name))
 	}
-	return dedup(&sc.merged, sc.keptCandidates(m, ch, key, node))
+	var eps []candidate
+	if updated {
+		eps = dedup(&sc.merged, m.port(key).list)
+	} else {
+		eps = dedup(&sc.merged, sc.keptCandidates(m, ch, key, node.Name))
+	}
+	kp := m.port(key)
+	kp.counts = [2]familyCounts{}
+	for i := range eps {
+		kp.counts[familyIndex(graph.FamilyOf(eps[i].ep.IP))].add(&eps[i], node, 1)
+	}
+	kp.counted = true
+	return eps
 }
 
 // servicePort builds one graph entry, categorizing each family on its own as
 // upstream's per-family proxiers do, then listing the families side by side.
 // Categorized lists live in sc until copied into the entry.
 func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node, sc *scratch, prev *graph.ServicePort) *graph.ServicePort {
-	sp := &graph.ServicePort{
-		Name:                     graph.ServicePortName{Namespace: si.namespace, Name: si.name, Port: p.name, Protocol: p.protocol},
-		ClusterIPs:               si.clusterIPs,
-		Port:                     p.port,
-		NodePort:                 p.nodePort,
-		ExternalIPs:              si.externalIPs,
-		LoadBalancerIPs:          si.lbIPs,
-		LoadBalancerSourceRanges: si.sourceRanges,
-		SessionAffinity:          si.affinity,
-		InternalTrafficPolicy:    graph.PolicyCluster,
-		ExternalTrafficPolicy:    graph.PolicyCluster,
-		HealthCheckNodePort:      si.healthCheckPort,
-		Annotations:              si.annotations,
-	}
-	if si.itpLocal {
-		sp.InternalTrafficPolicy = graph.PolicyLocal
-	}
-	if si.etpLocal {
-		sp.ExternalTrafficPolicy = graph.PolicyLocal
-	}
-
+	sp := si.bareServicePort(p)
 	// Whether the external (and short-circuit) lists are the internal one,
 	// decided before any is built: the lists are then built once.
-	allExternal := true
-	for _, fam := range si.families.List() {
-		allExternal = allExternal && si.externallyAccessible(p, fam)
-	}
-	externalIsInternal := allExternal && si.etpLocal == si.itpLocal
-	shortCircuitIsInternal := allExternal && si.etpLocal && !si.itpLocal
+	externalIsInternal, shortCircuitIsInternal := si.listsShared(p)
 
 	flat := &sc.flat
 	for i := range flat {
@@ -196,6 +192,42 @@ const (
 	externalList
 	shortCircuitList
 )
+
+// bareServicePort is the port's graph entry without its endpoints.
+func (si *serviceInfo) bareServicePort(p portInfo) *graph.ServicePort {
+	sp := &graph.ServicePort{
+		Name:                     graph.ServicePortName{Namespace: si.namespace, Name: si.name, Port: p.name, Protocol: p.protocol},
+		ClusterIPs:               si.clusterIPs,
+		Port:                     p.port,
+		NodePort:                 p.nodePort,
+		ExternalIPs:              si.externalIPs,
+		LoadBalancerIPs:          si.lbIPs,
+		LoadBalancerSourceRanges: si.sourceRanges,
+		SessionAffinity:          si.affinity,
+		InternalTrafficPolicy:    graph.PolicyCluster,
+		ExternalTrafficPolicy:    graph.PolicyCluster,
+		HealthCheckNodePort:      si.healthCheckPort,
+		Annotations:              si.annotations,
+	}
+	if si.itpLocal {
+		sp.InternalTrafficPolicy = graph.PolicyLocal
+	}
+	if si.etpLocal {
+		sp.ExternalTrafficPolicy = graph.PolicyLocal
+	}
+	return sp
+}
+
+// listsShared says whether the port's external and short-circuit lists
+// are its internal list whatever its endpoints: every family is
+// externally accessible and the policies make them so.
+func (si *serviceInfo) listsShared(p portInfo) (externalIsInternal, shortCircuitIsInternal bool) {
+	allExternal := true
+	for _, fam := range si.families.List() {
+		allExternal = allExternal && si.externallyAccessible(p, fam)
+	}
+	return allExternal && si.etpLocal == si.itpLocal, allExternal && si.etpLocal && !si.itpLocal
+}
 
 // externallyAccessible: the port has a node port, or an external or
 // load-balancer IP of the family.

@@ -136,6 +136,9 @@ func topologyFromHints(eps []candidate, nodeName, zone string) topologyMode {
 		} else if c.hintedForZone(zone) {
 			forZone = true
 		}
+		if !allNodeHints && !allZoneHints {
+			return topologyNone // an endpoint without hints: none can apply
+		}
 	}
 	switch {
 	case !anyReady:

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/object"
 )
 
 // Merged is what the last build of a Service merged from its slices, kept
@@ -21,6 +22,8 @@ import (
 // reads or writes it.
 type Merged struct {
 	node  string           // the node the candidates were made for (Local)
+	zone  string           // and its zone (topology)
+	svc   *object.Service  // the Service the last build was of
 	from  []*PreparedSlice // the slices every kept list was merged from
 	ports []keptPort
 	last  []*graph.ServicePort
@@ -29,9 +32,11 @@ type Merged struct {
 // keptPort is one service port's merged endpoints: sorted by
 // compareSourced, copies of an ip:port not yet deduplicated.
 type keptPort struct {
-	key  portKey
-	list []sourced
-	used bool // by the build under way
+	key     portKey
+	list    []sourced
+	counts  [2]familyCounts // over the deduplicated list, IPv4 and IPv6 (patch.go)
+	counted bool            // counts are the list's
+	used    bool            // by the build under way
 }
 
 // sliceChanges is what changed in a Service's slices since its Merged was
@@ -73,23 +78,30 @@ func (sc *scratch) keptCandidates(m *Merged, ch sliceChanges, key portKey, node 
 		i = len(m.ports) - 1
 	}
 	kp := &m.ports[i]
-	kp.used = true
+	kp.used, kp.counted = true, false
 	if fresh || ch.rebuild {
 		kp.list = append(kp.list[:0], sc.sortedRuns(sc.order, key, node)...)
 		return kp.list
 	}
-	kept := kp.list[:0]
-	for _, e := range kp.list {
-		if !slices.Contains(ch.gone, e.slice) {
-			kept = append(kept, e)
+	// One pass: the kept list without the gone versions' entries, merged
+	// with the added ones (a kept entry first on a tie, as mergeTwo).
+	kept, added := kp.list, sc.sortedRuns(ch.added, key, node)
+	if cap(sc.next) < len(kept)+len(added) {
+		sc.next = make([]sourced, 0, len(kept)+len(added))
+	}
+	out := sc.next[:0]
+	for i, j := 0, 0; i < len(kept) || j < len(added); {
+		switch {
+		case i < len(kept) && slices.ContainsFunc(ch.gone, func(s *PreparedSlice) bool { return s.Name == kept[i].slice }):
+			i++
+		case j == len(added) || i < len(kept) && compareSourced(&kept[i], &added[j]) <= 0:
+			out = append(out, kept[i])
+			i++
+		default:
+			out = append(out, added[j])
+			j++
 		}
 	}
-	added := sc.sortedRuns(ch.added, key, node)
-	if cap(sc.next) < len(kept)+len(added) {
-		sc.next = make([]sourced, len(kept)+len(added))
-	}
-	out := sc.next[:len(kept)+len(added)]
-	mergeTwo(out, kept, added)
 	kp.list, sc.next = out, kept[:0] // the old list's array is the next merge's
 	return kp.list
 }
@@ -110,12 +122,12 @@ func (m *Merged) lastPort(p portInfo) *graph.ServicePort {
 
 // finish records what m now holds: the lists of this build's service
 // ports, merged from its slices, and the service ports made.
-func (m *Merged) finish(order []*PreparedSlice, node string, made []*graph.ServicePort) {
-	m.last = made
+func (m *Merged) finish(order []*PreparedSlice, node graph.Node, svc *object.Service, made []*graph.ServicePort) {
+	m.last, m.svc, m.zone = made, svc, node.Zone
 	m.ports = slices.DeleteFunc(m.ports, func(p keptPort) bool { return !p.used })
 	for i := range m.ports {
 		m.ports[i].used = false
 	}
 	m.from = append(m.from[:0], order...)
-	m.node = node
+	m.node = node.Name
 }

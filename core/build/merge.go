@@ -20,14 +20,20 @@ type scratch struct {
 	merged         []candidate         // the same, deduplicated
 	cluster, local []candidate         // categorize's lists
 	flat           [3][]graph.Endpoint // a service port's lists (internalList...) before they are graph lists
+	patchGone      []sourced           // patchedPort's copies of the gone versions' entries
+	patchNew       []sourcedPair       // and the entries replaced in place
+	patchKeys      []graph.Endpoint    // and the ip:ports whose copies changed
+	patchChanges   []keyChange         // and their winners
+	patchRemove    [3][]graph.Endpoint // and what each list loses
+	patchAdd       [3][]graph.Endpoint // and gains
 }
 
 // sourced is a candidate with the slice port it came from: the order of
 // copies of one ip:port, and what a slice's change takes out.
 type sourced struct {
 	c     candidate
-	slice *PreparedSlice
-	port  int // index in slice.ports
+	slice string // the slice's name (not the slice: a kept entry must not keep an old version alive)
+	port  int    // index in the slice's ports
 }
 
 // compareSourced orders by ip:port, then copies of one ip:port in visit
@@ -37,7 +43,7 @@ func compareSourced(a, b *sourced) int {
 	if c := graph.CompareEndpoints(a.c.ep, b.c.ep); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.slice.Name, b.slice.Name); c != 0 {
+	if c := cmp.Compare(a.slice, b.slice); c != 0 {
 		return c
 	}
 	return a.port - b.port
@@ -76,7 +82,7 @@ func (sc *scratch) sortedRuns(from []*PreparedSlice, key portKey, node string) [
 			}
 			bounds = append(bounds, len(list))
 			for k := range s.endpoints {
-				list = append(list, sourced{c: s.endpoints[k].candidate(sp.port, node), slice: s, port: i})
+				list = append(list, sourced{c: s.endpoints[k].candidate(sp.port, node), slice: s.Name, port: i})
 			}
 		}
 	}
@@ -167,16 +173,23 @@ func dedup(buf *[]candidate, list []sourced) []candidate {
 	}
 	out := (*buf)[:0]
 	for i := 0; i < len(list); {
-		j, pick := i+1, i
-		for j < len(list) && list[j].c.ep.IP == list[i].c.ep.IP && list[j].c.ep.Port == list[i].c.ep.Port {
-			if !list[j].c.ep.Terminating {
-				pick = j
-			}
-			j++
-		}
-		out = append(out, list[pick].c)
-		i = j
+		n, pick := copiesAt(list[i:])
+		out = append(out, list[i+pick].c)
+		i += n
 	}
 	*buf = out
 	return out
+}
+
+// copiesAt returns how many entries at the start of list are copies of
+// its first one's ip:port, and which of them wins (dedup's rule).
+func copiesAt(list []sourced) (n, pick int) {
+	n = 1
+	for n < len(list) && list[n].c.ep.IP == list[0].c.ep.IP && list[n].c.ep.Port == list[0].c.ep.Port {
+		if !list[n].c.ep.Terminating {
+			pick = n
+		}
+		n++
+	}
+	return n, pick
 }

@@ -44,7 +44,7 @@ func TestMergeRunsMatchesAStableSort(t *testing.T) {
 	for trial := range 2000 {
 		runs := make([][]sourced, r.IntN(9))
 		for i := range runs {
-			from := &PreparedSlice{Name: fmt.Sprintf("slice-%02d", i)} // runs in visit order
+			from := fmt.Sprintf("slice-%02d", i) // runs in visit order
 			run := make([]sourced, r.IntN(40))
 			for k := range run {
 				run[k].slice = from

@@ -161,6 +161,20 @@ func (l EndpointList) Update(eps []Endpoint) EndpointList {
 	return b.list()
 }
 
+// Patch returns the list with the endpoints of remove taken out and
+// those of add put in (each list in the graph's order; an endpoint of add
+// may take the place of one of remove with the same address and port).
+// Only the parts they reach are copied. It fails (false) when remove
+// holds an endpoint the list does not hold as it is, or add one it
+// already holds.
+func (l EndpointList) Patch(remove, add []Endpoint) (EndpointList, bool) {
+	var b listBuilder
+	if !b.patching(l, remove, add) {
+		return EndpointList{}, false
+	}
+	return b.list(), true
+}
+
 // MarshalJSON renders the list as an array.
 func (l EndpointList) MarshalJSON() ([]byte, error) {
 	out := l.Slice()

@@ -105,3 +105,73 @@ func (b *listBuilder) cut(arr []Endpoint) {
 func (b *listBuilder) add(eps []Endpoint) {
 	b.parts = append(b.parts, listPart{eps: eps, end: b.len() + len(eps)})
 }
+
+// patching makes the parts of l with the endpoints of remove taken out
+// and those of add put in (see EndpointList.Patch). Parts neither reaches
+// are taken as they are, as reusing does.
+func (b *listBuilder) patching(l EndpointList, remove, add []Endpoint) bool {
+	var stretch []Endpoint // changed endpoints not in a part yet (our own copy)
+	for k, p := range l.parts {
+		// Part k takes the changes below the next part's first endpoint.
+		r, a := len(remove), len(add)
+		if k+1 < len(l.parts) {
+			next := l.parts[k+1].eps[0]
+			r = countBelow(remove, next)
+			a = countBelow(add, next)
+		}
+		if r == 0 && a == 0 {
+			if len(stretch) > 0 && len(stretch) < minPart && !b.joinsLast(stretch) {
+				stretch = append(stretch, p.eps...) // too short to stand alone: p goes with it
+				continue
+			}
+			b.emit(stretch)
+			stretch = nil
+			b.add(p.eps)
+			continue
+		}
+		var ok bool
+		if stretch, ok = mergePatch(stretch, p.eps, remove[:r], add[:a]); !ok {
+			return false
+		}
+		remove, add = remove[r:], add[a:]
+	}
+	if len(l.parts) == 0 {
+		if len(remove) > 0 {
+			return false
+		}
+		stretch = append(stretch, add...)
+	}
+	b.emit(stretch)
+	return true
+}
+
+// countBelow counts the endpoints of sorted that come before e.
+func countBelow(sorted []Endpoint, e Endpoint) int {
+	n := 0
+	for n < len(sorted) && CompareEndpoints(sorted[n], e) < 0 {
+		n++
+	}
+	return n
+}
+
+// mergePatch appends to dst the endpoints of eps, those of remove taken
+// out and those of add put in, in order. It fails when an endpoint of
+// remove is not in eps, or one of add is (and is not removed).
+func mergePatch(dst, eps, remove, add []Endpoint) ([]Endpoint, bool) {
+	i, r, a := 0, 0, 0
+	for i < len(eps) || a < len(add) {
+		switch {
+		case r < len(remove) && i < len(eps) && eps[i] == remove[r]:
+			i, r = i+1, r+1
+		case a < len(add) && (i == len(eps) || CompareEndpoints(add[a], eps[i]) < 0):
+			dst = append(dst, add[a])
+			a++
+		case a < len(add) && CompareEndpoints(add[a], eps[i]) == 0:
+			return nil, false // already there
+		default:
+			dst = append(dst, eps[i])
+			i++
+		}
+	}
+	return dst, r == len(remove)
+}

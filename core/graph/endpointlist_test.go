@@ -53,7 +53,7 @@ func checkParts(t *testing.T, l EndpointList) {
 func TestEndpointListUpdate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	present := map[int]bool{}
-	for n := range 3000 {
+	for n := range 1500 {
 		present[n*3] = true
 		present[1<<20+n*3] = true
 	}
@@ -69,13 +69,13 @@ func TestEndpointListUpdate(t *testing.T) {
 	}
 	l := EndpointListOf(flat()...)
 	checkParts(t, l)
-	for round := range 400 {
+	for round := range 200 {
 		changes := 1 + rng.IntN(3)
 		if round%50 == 0 {
 			changes = 500 // a rollout of a slice's worth
 		}
 		for range changes {
-			n := rng.IntN(9000)
+			n := rng.IntN(4500)
 			if rng.IntN(2) == 1 {
 				n += 1 << 20
 			}
@@ -162,5 +162,94 @@ func TestEndpointListViews(t *testing.T) {
 	}
 	if b, _ := json.Marshal(EndpointList{}); string(b) != "[]" {
 		t.Errorf("the empty list's JSON is %s", b)
+	}
+}
+
+// Random patches of a dual-stack list (endpoints coming, going, changing
+// readiness, in place) give exactly the patched endpoints, keep the
+// parts' promises, and copy only the parts the changes reach.
+func TestEndpointListPatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	state := map[int]Endpoint{}
+	for n := range 1500 {
+		state[n*3] = testEndpoint(n*3, true)
+		state[1<<20+n*3] = testEndpoint(1<<20+n*3, true)
+	}
+	flat := func() []Endpoint {
+		var out []Endpoint
+		for _, e := range state {
+			out = append(out, e)
+		}
+		SortEndpoints(out)
+		return out
+	}
+	l := EndpointListOf(flat()...)
+	for round := range 200 {
+		var remove, add []Endpoint
+		changes := 1 + rng.IntN(3)
+		if round%50 == 0 {
+			changes = 300
+		}
+		touched := map[int]bool{}
+		for range changes {
+			n := rng.IntN(4500)
+			if rng.IntN(2) == 1 {
+				n += 1 << 20
+			}
+			if touched[n] {
+				continue
+			}
+			touched[n] = true
+			old, had := state[n]
+			switch {
+			case had && rng.IntN(2) == 0: // gone
+				remove = append(remove, old)
+				delete(state, n)
+			case had: // readiness flips, in place
+				e := old
+				e.Ready = !e.Ready
+				remove, add = append(remove, old), append(add, e)
+				state[n] = e
+			default:
+				e := testEndpoint(n, true)
+				add = append(add, e)
+				state[n] = e
+			}
+		}
+		SortEndpoints(remove)
+		SortEndpoints(add)
+		next, ok := l.Patch(remove, add)
+		if !ok {
+			t.Fatalf("round %d: a valid patch failed", round)
+		}
+		checkParts(t, next)
+		want := flat()
+		if got := next.Slice(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: list (-want +got):\n%s", round, cmp.Diff(want, got, addrs))
+		}
+		if changes < 4 {
+			if fresh := len(next.parts) - shared(next, l); fresh > 2*changes {
+				t.Fatalf("round %d: %d changes made %d new parts of %d", round, changes, fresh, len(next.parts))
+			}
+		}
+		l = next
+	}
+	if len(l.parts) > 2*l.Len()/minPart+2 {
+		t.Fatalf("%d parts for %d endpoints", len(l.parts), l.Len())
+	}
+	held, absent := l.At(10), testEndpoint(1, true)
+	stale := held
+	stale.Ready = !stale.Ready
+	for name, tc := range map[string]struct{ remove, add []Endpoint }{
+		"removing an absent endpoint":      {remove: []Endpoint{absent}},
+		"removing a stale version":         {remove: []Endpoint{stale}},
+		"adding an endpoint already there": {add: []Endpoint{held}},
+	} {
+		if _, ok := l.Patch(tc.remove, tc.add); ok {
+			t.Errorf("%s: the patch did not fail", name)
+		}
+	}
+	if got, ok := (EndpointList{}).Patch(nil, []Endpoint{absent}); !ok || got.Len() != 1 {
+		t.Error("a patch of the empty list")
 	}
 }
