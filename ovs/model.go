@@ -32,6 +32,7 @@ type model struct {
 	peers   graph.Peers
 	pods    map[uint32]pipeline.Pod
 	sps     map[graph.ServicePortName]*graph.ServicePort
+	trees   map[graph.ServicePortName]*pipeline.Trees // their long lists' trees, for the next rendering
 	clamped map[graph.ServicePortName]bool
 }
 
@@ -45,6 +46,7 @@ func newModel(cfg pipeline.Config, overlay bool) *model {
 		peers:   graph.Peers{},
 		pods:    map[uint32]pipeline.Pod{},
 		sps:     map[graph.ServicePortName]*graph.ServicePort{},
+		trees:   map[graph.ServicePortName]*pipeline.Trees{},
 		clamped: map[graph.ServicePortName]bool{},
 	}
 	m.host.nodeIPs = slices.Clone(cfg.NodeIPs) // the configured ones (--ovs-node-ips), if any
@@ -176,7 +178,16 @@ func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 	old := m.sps[sp.Name]
 	cfg := m.cfg
 	ids := func(slot string) uint32 { return m.st.alloc.id(owner, slot) }
-	res := pipeline.ServiceFlows(cfg, sp, ids)
+	trees := m.trees[sp.Name]
+	if trees == nil {
+		trees = &pipeline.Trees{}
+	}
+	res := pipeline.ServiceFlows(cfg, sp, ids, trees)
+	if trees.Empty() {
+		delete(m.trees, sp.Name)
+	} else {
+		m.trees[sp.Name] = trees
+	}
 	keep := map[uint32]bool{}
 	for _, g := range res.Groups {
 		keep[g.ID] = true
@@ -185,7 +196,7 @@ func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 	// The same configuration, service port and group IDs render the same
 	// flows (the owner's slots stay until it is set again).
 	again := func() rendering {
-		r := pipeline.ServiceFlows(cfg, sp, ids)
+		r := pipeline.ServiceFlows(cfg, sp, ids, nil)
 		return rendering{r.AllFlows(), r.Groups}
 	}
 	m.st.setOwner(owner, res.AllFlows(), res.Groups, again)
@@ -207,6 +218,7 @@ func (m *model) removeServicePort(n graph.ServicePortName) []graph.Endpoint {
 	m.st.alloc.keepOnly(owner, nil)
 	m.host.replace(old, nil)
 	delete(m.sps, n)
+	delete(m.trees, n)
 	delete(m.clamped, n)
 	return removedUDP(old, nil)
 }

@@ -175,6 +175,60 @@ func (l EndpointList) Patch(remove, add []Endpoint) (EndpointList, bool) {
 	return b.list(), true
 }
 
+// Changes returns what a version of the list from before (old) lost and
+// gained to become l, each in the graph's order (an endpoint whose
+// conditions changed is in both). Parts the two versions share are
+// skipped, not compared: a change of one endpoint in a list of 50 000
+// looks at the part it is in.
+func (l EndpointList) Changes(old EndpointList) (removed, added []Endpoint) {
+	var a, b listCursor = listCursor{l: old}, listCursor{l: l}
+	for !a.done() || !b.done() {
+		if a.atPartStart() && b.atPartStart() && SamePart(a.part(), b.part()) {
+			a.skipPart()
+			b.skipPart()
+			continue
+		}
+		switch {
+		case b.done():
+			removed = append(removed, a.take())
+		case a.done():
+			added = append(added, b.take())
+		default:
+			switch c := CompareEndpoints(a.peek(), b.peek()); {
+			case c < 0:
+				removed = append(removed, a.take())
+			case c > 0:
+				added = append(added, b.take())
+			default:
+				x, y := a.take(), b.take()
+				if x != y {
+					removed, added = append(removed, x), append(added, y)
+				}
+			}
+		}
+	}
+	return removed, added
+}
+
+// listCursor walks a list endpoint by endpoint.
+type listCursor struct {
+	l    EndpointList
+	k, i int // part k, endpoint i of it
+}
+
+func (c *listCursor) done() bool        { return c.k == len(c.l.parts) }
+func (c *listCursor) atPartStart() bool { return c.i == 0 && !c.done() }
+func (c *listCursor) part() []Endpoint  { return c.l.parts[c.k].eps }
+func (c *listCursor) peek() Endpoint    { return c.l.parts[c.k].eps[c.i] }
+func (c *listCursor) skipPart()         { c.k, c.i = c.k+1, 0 }
+func (c *listCursor) take() (e Endpoint) {
+	e = c.peek()
+	if c.i++; c.i == len(c.part()) {
+		c.skipPart()
+	}
+	return e
+}
+
 // MarshalJSON renders the list as an array.
 func (l EndpointList) MarshalJSON() ([]byte, error) {
 	out := l.Slice()

@@ -232,6 +232,13 @@ func TestEndpointListPatch(t *testing.T) {
 				t.Fatalf("round %d: %d changes made %d new parts of %d", round, changes, fresh, len(next.parts))
 			}
 		}
+		gone, came := next.Changes(l)
+		if !slices.Equal(gone, remove) || !slices.Equal(came, add) {
+			t.Fatalf("round %d: Changes found %d gone and %d come, the patch took %d out and put %d in", round, len(gone), len(came), len(remove), len(add))
+		}
+		if gone, came := next.Changes(EndpointListOf(next.Slice()...)); len(gone)+len(came) != 0 {
+			t.Fatalf("round %d: Changes between equal lists sharing no part", round)
+		}
 		l = next
 	}
 	if len(l.parts) > 2*l.Len()/minPart+2 {

@@ -203,7 +203,7 @@ func TestServiceFlowsGolden(t *testing.T) {
 	for name, sp := range goldenPorts() {
 		t.Run(name, func(t *testing.T) {
 			c := goldenConfig()
-			res := ServiceFlows(c, sp, goldenIDs)
+			res := ServiceFlows(c, sp, goldenIDs, nil)
 			flows := append(slices.Clone(res.Flows), res.Endpoints...)
 			got := renderFlows(res.Groups, flows)
 			got += fmt.Sprintf("# affinity timeout clamped: %v\n", res.AffinityClamped)

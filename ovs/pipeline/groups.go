@@ -4,9 +4,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"math/bits"
-	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
@@ -50,96 +48,133 @@ type groupMaker struct {
 	affinity bool
 	fields   []of.HashField
 	ids      GroupIDs
+	trees    *Trees // the port's trees from its last rendering (nil: none kept)
 }
 
 // groups returns the groups that select one of eps; the first has ID id
 // and slot slot (its children's slots are under it: "IPv4/internal/5").
 func (m groupMaker) groups(id uint32, slot string, eps graph.EndpointList) []*of.Group {
-	n := eps.Len()
-	if n <= LeafSize {
-		return []*of.Group{m.leaf(id, eps, nil, 0)}
+	if eps.Len() <= LeafSize {
+		return []*of.Group{m.leaf(id, flatOf(eps), 0)}
 	}
-	sc := treeScratch.Get().(*treeWork)
-	defer treeScratch.Put(sc)
-	sc.hashes, sc.all = slices.Grow(sc.hashes[:0], n)[:n], slices.Grow(sc.all[:0], n)[:n]
-	t := tree{m: m, eps: eps, hashes: sc.hashes}
-	i := 0
-	for part := range eps.Parts() {
-		for k := range part {
-			t.hashes[i], sc.all[i] = endpointHash(&part[k]), int32(i)
-			i++
+	return m.render(m.treeFor(id, slot, eps), nil)
+}
+
+// flatOf is a list's endpoints in one slice: its only part (shared,
+// read-only), or a copy.
+func flatOf(eps graph.EndpointList) []graph.Endpoint {
+	for p := range eps.Parts() {
+		if len(p) == eps.Len() {
+			return p
+		}
+		break
+	}
+	return eps.Slice()
+}
+
+// treeHashes is each endpoint's endpointHash.
+func treeHashes(eps graph.EndpointList) []uint64 {
+	out := make([]uint64, 0, eps.Len())
+	for p := range eps.Parts() {
+		for i := range p {
+			out = append(out, endpointHash(&p[i]))
 		}
 	}
-	t.node(id, slot, sc.all, 0)
-	return t.out
+	return out
 }
 
-// treeWork is what making a tree needs and no group keeps: reused, so a
-// change of a 50 000-endpoint list does not make 540 KB of garbage for it.
-type treeWork struct {
-	hashes []uint64
-	all    []int32
+// leaf is a group with a bucket per endpoint of eps. A tree's leaves have
+// a key (leafKey); a list of one group has none (0), as before trees.
+func (m groupMaker) leaf(id uint32, eps []graph.Endpoint, key uint64) *of.Group {
+	return &of.Group{ID: id, Buckets: endpointBuckets{zone: m.zone, eps: eps, affinity: m.affinity}, HashFields: m.fields, Key: key}
 }
 
-var treeScratch = sync.Pool{New: func() any { return new(treeWork) }}
-
-// leaf is a group with a bucket per endpoint: eps, or those of eps at
-// idx when idx is not nil.
-func (m groupMaker) leaf(id uint32, eps graph.EndpointList, idx []int32, key uint64) *of.Group {
-	return &of.Group{ID: id, Buckets: endpointBuckets{zone: m.zone, eps: eps, idx: idx, affinity: m.affinity}, HashFields: m.fields, Key: key}
+// treeNode is one group of a tree: a leaf, with its endpoints, or a
+// group of groups, with its children. A node's endpoints are chosen by
+// bits of their hashes from its shift on (fanout's worth).
+type treeNode struct {
+	id       uint32
+	slot     string
+	size     int         // endpoints under it
+	shift    uint        // the first hash bit its children are chosen by
+	children []*treeNode // a group of groups: fanout of them, nil where no endpoint falls
+	eps      []graph.Endpoint
+	hashes   []uint64  // a leaf: its endpoints (the list's order) and theirs; never written once set
+	group    *of.Group // as last rendered; nil: to render
 }
 
-// tree makes the groups of one long list: its children refer to the
-// list's endpoints by index (a 50 000-endpoint list is not copied into
-// its leaves at every change).
-type tree struct {
-	m      groupMaker
-	eps    graph.EndpointList
-	hashes []uint64 // each endpoint's (endpointHash)
-	out    []*of.Group
+func (n *treeNode) isLeaf() bool { return n.children == nil }
+
+// buildTree makes the tree of a long list anew.
+func (m groupMaker) buildTree(id uint32, slot string, list graph.EndpointList) *treeNode {
+	eps := list.Slice()
+	return m.buildNode(id, slot, eps, treeHashes(list), 0)
 }
 
-// node appends a group of groups over the endpoints at idx, taking bits
-// of their hashes from shift on to choose the child, and then its
-// children.
-func (t *tree) node(id uint32, slot string, idx []int32, shift uint) {
-	fanout := fanoutFor(len(idx))
+// buildNode makes a group of groups over eps (hashes: theirs; both owned
+// by the tree from now on), choosing children by hash bits from shift.
+func (m groupMaker) buildNode(id uint32, slot string, eps []graph.Endpoint, hashes []uint64, shift uint) *treeNode {
+	fanout := fanoutFor(len(eps))
 	mask := uint64(fanout - 1)
 	start := make([]int, fanout+1)
-	for _, i := range idx {
-		start[t.hashes[i]>>shift&mask+1]++
+	for _, h := range hashes {
+		start[h>>shift&mask+1]++
 	}
 	for c := range fanout {
 		start[c+1] += start[c]
 	}
 	// Each child's endpoints, in the list's order.
-	byChild := make([]int32, len(idx))
+	byEps, byHash := make([]graph.Endpoint, len(eps)), make([]uint64, len(eps))
 	next := append([]int(nil), start[:fanout]...)
-	for _, i := range idx {
-		c := t.hashes[i] >> shift & mask
-		byChild[next[c]] = i
+	for i, h := range hashes {
+		c := h >> shift & mask
+		byEps[next[c]], byHash[next[c]] = eps[i], h
 		next[c]++
 	}
-	top := &childBuckets{}
-	t.out = append(t.out, nil) // the group of groups comes first
-	at := len(t.out) - 1
+	n := &treeNode{id: id, slot: slot, size: len(eps), shift: shift, children: make([]*treeNode, fanout)}
 	for c := range fanout {
-		child := byChild[start[c]:start[c+1]]
-		if len(child) == 0 {
+		lo, hi := start[c], start[c+1]
+		if lo == hi {
 			continue
 		}
 		cslot := slot + "/" + strconv.Itoa(c)
-		cid := t.m.ids(cslot)
-		if len(child) <= leafMax {
-			t.out = append(t.out, t.m.leaf(cid, t.eps, child, t.leafKey(child)))
+		cid := m.ids(cslot)
+		if hi-lo <= leafMax {
+			n.children[c] = &treeNode{id: cid, slot: cslot, size: hi - lo, eps: byEps[lo:hi:hi], hashes: byHash[lo:hi:hi]}
 		} else {
-			t.node(cid, cslot, child, shift+uint(bits.TrailingZeros(uint(fanout))))
+			n.children[c] = m.buildNode(cid, cslot, byEps[lo:hi:hi], byHash[lo:hi:hi], shift+uint(bits.TrailingZeros(uint(fanout))))
 		}
-		top.ids = append(top.ids, cid)
-		top.sizes = append(top.sizes, len(child))
 	}
-	top.weights = childWeights(top.sizes)
-	t.out[at] = &of.Group{ID: id, Buckets: top, HashFields: t.m.fields, Key: top.key()}
+	return n
+}
+
+// render appends the groups of n's tree to out, the group of groups
+// before its children, rendering only the nodes without a group.
+func (m groupMaker) render(n *treeNode, out []*of.Group) []*of.Group {
+	if n.isLeaf() {
+		if n.group == nil {
+			n.group = m.leaf(n.id, n.eps, m.leafKey(n.hashes))
+		}
+		return append(out, n.group)
+	}
+	if n.group == nil {
+		top := &childBuckets{}
+		for _, c := range n.children {
+			if c != nil {
+				top.ids = append(top.ids, c.id)
+				top.sizes = append(top.sizes, c.size)
+			}
+		}
+		top.weights = childWeights(top.sizes)
+		n.group = &of.Group{ID: n.id, Buckets: top, HashFields: m.fields, Key: top.key()}
+	}
+	out = append(out, n.group)
+	for _, c := range n.children {
+		if c != nil {
+			out = m.render(c, out)
+		}
+	}
+	return out
 }
 
 // fanoutFor is the number of children a tree over n endpoints has: the
@@ -171,14 +206,14 @@ func mix64(x uint64) uint64 {
 }
 
 // leafKey is a leaf's Key: a hash of what its buckets are made of (the
-// zone, affinity, and each endpoint's address and port, in order).
-func (t *tree) leafKey(idx []int32) uint64 {
-	k := uint64(t.m.zone) << 1
-	if t.m.affinity {
+// zone, affinity, and each endpoint's address and port, in order: hashes).
+func (m groupMaker) leafKey(hashes []uint64) uint64 {
+	k := uint64(m.zone) << 1
+	if m.affinity {
 		k |= 1
 	}
-	for _, i := range idx {
-		k = (k ^ t.hashes[i]) * 0x9e3779b97f4a7c15 // order counts: buckets are in order
+	for _, h := range hashes {
+		k = (k ^ h) * 0x9e3779b97f4a7c15 // order counts: buckets are in order
 		k ^= k >> 29
 	}
 	return k | 1 // never 0 (no key)

@@ -48,7 +48,7 @@ func slotIDs() GroupIDs {
 func TestLargestGroupsFitOneMessage(t *testing.T) {
 	for _, affinity := range []bool{false, true} {
 		m := groupMaker{zone: 0x5359, affinity: affinity, fields: hashFields(graph.IPv6, of.ProtoSCTP)}
-		g := m.leaf(0x80000001, graph.EndpointListOf(endpointsN(graph.IPv6, leafMax)...), nil, 1)
+		g := m.leaf(0x80000001, endpointsN(graph.IPv6, leafMax), 1)
 		msg, err := g.AppendGroupMod(nil, openflow15.OFPGC_MODIFY, 1)
 		if err != nil {
 			t.Fatal(err)

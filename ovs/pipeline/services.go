@@ -55,9 +55,14 @@ type frontend struct {
 	ranges []netip.Prefix // source filter (LoadBalancer IPs only)
 }
 
-// ServiceFlows maps one service port to flows and groups.
-func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult {
+// ServiceFlows maps one service port to flows and groups. trees, if not
+// nil, is what the port's last rendering kept of its long lists' trees:
+// used and updated (see Trees). The result is the same with or without.
+func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs, trees *Trees) ServiceResult {
 	var res ServiceResult
+	if trees != nil {
+		defer trees.sweep()
+	}
 	proto := protoOf(sp.Name.Protocol)
 	affinity := sp.SessionAffinity.ClientIP
 	endpoints := map[netip.AddrPort]bool{}
@@ -70,7 +75,7 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs) ServiceResult 
 		// or reject/drop when the list is empty. Equal lists share the
 		// group of the first slot that had them.
 		var made []madeList
-		maker := groupMaker{zone: c.CtZone, affinity: affinity, fields: hashFields(fam, proto), ids: ids}
+		maker := groupMaker{zone: c.CtZone, affinity: affinity, fields: hashFields(fam, proto), ids: ids, trees: trees}
 		target := func(kind string, eps graph.EndpointList) []of.Action {
 			if eps.Len() == 0 {
 				if sp.NoEndpointsAction(fam) == graph.Reject {
@@ -299,29 +304,18 @@ func allEndpoints(sp *graph.ServicePort) []graph.Endpoint {
 }
 
 // endpointBuckets are a select group's buckets, one per endpoint, built
-// from the graph's endpoint list (which the driver keeps anyway) when
+// from the endpoints (which the graph or the tree keeps anyway) when
 // needed.
 type endpointBuckets struct {
 	zone     uint16
-	eps      graph.EndpointList
-	idx      []int32 // when not nil, the buckets are eps[idx[0]], eps[idx[1]], ...
+	eps      []graph.Endpoint // read-only
 	affinity bool
 }
 
-func (b endpointBuckets) Len() int {
-	if b.idx != nil {
-		return len(b.idx)
-	}
-	return b.eps.Len()
-}
+func (b endpointBuckets) Len() int { return len(b.eps) }
 
 // endpoint is bucket i's endpoint.
-func (b endpointBuckets) endpoint(i int) graph.Endpoint {
-	if b.idx != nil {
-		return b.eps.At(int(b.idx[i]))
-	}
-	return b.eps.At(i)
-}
+func (b endpointBuckets) endpoint(i int) graph.Endpoint { return b.eps[i] }
 
 // Bucket is what choosing endpoint i does. Without affinity the bucket
 // commits the connection with DNAT to the endpoint itself (as OVN's load

@@ -43,7 +43,7 @@ func TestFlowsDoNotGrowWithEndpoints(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var flows []int
 			for _, n := range []int{1, 10, 100} {
-				res := ServiceFlows(cfg, portOf(n, tc.affinity, tc.etpLocal), ids)
+				res := ServiceFlows(cfg, portOf(n, tc.affinity, tc.etpLocal), ids, nil)
 				flows = append(flows, len(res.Flows))
 				buckets := 0
 				for _, g := range res.Groups {
