@@ -223,24 +223,24 @@ func (m *model) removeServicePort(n graph.ServicePortName) []graph.Endpoint {
 	return removedUDP(old, nil)
 }
 
-// removedUDP lists the UDP endpoints old reached and new does not.
+// removedUDP lists the UDP endpoints old reached and new does not: of
+// those a list lost (found from the parts its versions do not share, so
+// a change of a large Service looks at what changed), those no list of
+// new holds.
 func removedUDP(old, new *graph.ServicePort) []graph.Endpoint {
 	if old == nil || old.Name.Protocol != graph.UDP {
 		return nil
 	}
-	keep := map[netip.AddrPort]bool{}
+	var now [3]graph.EndpointList
 	if new != nil {
-		for _, l := range new.EndpointLists() {
-			for e := range l.All() {
-				keep[e.AddrPort()] = true
-			}
-		}
+		now = new.EndpointLists()
 	}
 	var out []graph.Endpoint
 	seen := map[netip.AddrPort]bool{}
-	for _, l := range old.EndpointLists() {
-		for e := range l.All() {
-			if ap := e.AddrPort(); !keep[ap] && !seen[ap] {
+	for i, l := range old.EndpointLists() {
+		gone, _ := now[i].Changes(l)
+		for _, e := range gone {
+			if ap := e.AddrPort(); !seen[ap] && !holds(now, e) {
 				seen[ap] = true
 				out = append(out, e)
 			}
@@ -249,19 +249,21 @@ func removedUDP(old, new *graph.ServicePort) []graph.Endpoint {
 	return out
 }
 
+// holds reports whether one of lists has an endpoint at e's ip:port.
+func holds(lists [3]graph.EndpointList, e graph.Endpoint) bool {
+	for _, l := range lists {
+		if _, ok := l.Find(e.IP, e.Port); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // servesUDP reports whether a UDP service port reaches e now.
 func (m *model) servesUDP(e graph.Endpoint) bool {
-	ap := e.AddrPort()
 	for _, sp := range m.sps {
-		if sp.Name.Protocol != graph.UDP {
-			continue
-		}
-		for _, l := range sp.EndpointLists() {
-			for x := range l.All() {
-				if x.AddrPort() == ap {
-					return true
-				}
-			}
+		if sp.Name.Protocol == graph.UDP && holds(sp.EndpointLists(), e) {
+			return true
 		}
 	}
 	return false

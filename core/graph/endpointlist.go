@@ -3,6 +3,8 @@ package graph
 import (
 	"encoding/json"
 	"iter"
+	"net/netip"
+	"slices"
 	"sort"
 )
 
@@ -129,6 +131,24 @@ func (l EndpointList) Equal(o EndpointList) bool {
 		}
 	}
 	return true
+}
+
+// Find returns the endpoint at ip:port, if the list holds one.
+func (l EndpointList) Find(ip netip.Addr, port uint16) (Endpoint, bool) {
+	key := Endpoint{IP: ip, Port: port}
+	k := sort.Search(len(l.parts), func(k int) bool {
+		p := l.parts[k].eps
+		return CompareEndpoints(p[len(p)-1], key) >= 0
+	})
+	if k == len(l.parts) {
+		return Endpoint{}, false
+	}
+	p := l.parts[k].eps
+	i, found := slices.BinarySearchFunc(p, key, CompareEndpoints)
+	if !found {
+		return Endpoint{}, false
+	}
+	return p[i], true
 }
 
 // OfFamily returns the endpoints of one family: l itself when they all

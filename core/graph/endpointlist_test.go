@@ -135,6 +135,17 @@ func TestEndpointListViews(t *testing.T) {
 	if diff := cmp.Diff(eps[700:], v6.Slice(), addrs); diff != "" {
 		t.Errorf("IPv6 view (-want +got):\n%s", diff)
 	}
+	for _, i := range []int{0, 255, 256, 699, 700, 999} {
+		if got, ok := l.Find(eps[i].IP, eps[i].Port); !ok || got != eps[i] {
+			t.Errorf("Find(%s) = %v, %v", eps[i], got, ok)
+		}
+	}
+	if _, ok := l.Find(eps[3].IP, 81); ok {
+		t.Error("Find of another port found one")
+	}
+	if _, ok := (EndpointList{}).Find(eps[0].IP, eps[0].Port); ok {
+		t.Error("Find in the empty list found one")
+	}
 	if v4.At(699) != eps[699] || v6.At(0) != eps[700] {
 		t.Error("At in a family view")
 	}
