@@ -243,6 +243,9 @@ func TestEndpointListPatch(t *testing.T) {
 				t.Fatalf("round %d: %d changes made %d new parts of %d", round, changes, fresh, len(next.parts))
 			}
 		}
+		if next.Equal(l) != (len(remove)+len(add) == 0) || !next.Equal(EndpointListOf(want...)) {
+			t.Fatalf("round %d: Equal to the last version (sharing its parts) = %v after %d changes", round, next.Equal(l), len(remove)+len(add))
+		}
 		gone, came := next.Changes(l)
 		if !slices.Equal(gone, remove) || !slices.Equal(came, add) {
 			t.Fatalf("round %d: Changes found %d gone and %d come, the patch took %d out and put %d in", round, len(gone), len(came), len(remove), len(add))

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"hash/fnv"
-	"iter"
 	"net/netip"
 	"slices"
 
@@ -276,22 +275,9 @@ func sameList(made []madeList, eps graph.EndpointList) (uint32, bool) {
 }
 
 // sameAddrPorts reports whether two lists hold the same addresses and
-// ports in the same order (one list, or parts shared, are not compared).
+// ports in the same order (parts they share are not compared).
 func sameAddrPorts(a, b graph.EndpointList) bool {
-	if a.Len() != b.Len() {
-		return false
-	}
-	if a.Equal(b) {
-		return true
-	}
-	next, stop := iter.Pull(b.All())
-	defer stop()
-	for e := range a.All() {
-		if x, _ := next(); x.AddrPort() != e.AddrPort() {
-			return false
-		}
-	}
-	return true
+	return a.EqualFunc(b, func(x, y graph.Endpoint) bool { return x.AddrPort() == y.AddrPort() })
 }
 
 func allEndpoints(sp *graph.ServicePort) []graph.Endpoint {
