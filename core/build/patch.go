@@ -14,8 +14,9 @@ import (
 // functions of counts over the deduplicated endpoints (familyCounts),
 // kept per service port next to its merged list and moved by each
 // change. When a choice moves, or the change is large, the port is built
-// from its merged list as before. TestKeptMergeMatchesAFreshBuild checks
-// both paths against a fresh build.
+// from its merged list as before. TestPatchedBuildsMatchAFreshBuild
+// checks both paths against a fresh build (TestKeptMergeMatchesAFreshBuild
+// hands a new Service object each time, so it checks the long way only).
 
 // familyCounts are what categorize's choices depend on, over a port's
 // deduplicated endpoints of one family.
