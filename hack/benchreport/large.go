@@ -22,10 +22,10 @@ func largeModelKey(n int, part string) string {
 func writeLarge(w io.Writer, rs results) {
 	fmt.Fprint(w, "### One large Service next to 10k Services (OVS, real, userspace datapath)\n\n"+
 		"The synthetic 10k Services plus one ClusterIP Service of 1k, 10k or 50k endpoints in slices of 1 000 "+
-		"(every tenth not ready), all on this node. Cold sync of it all; then 200 changes of one of the large "+
+		"(every tenth not ready), all on this node. Cold sync of it all; then changes of one of the large "+
 		"Service's endpoints (readiness flips), each timed from the slice reaching the core until the datapath followed "+
-		"(the core's rebuild of the Service, then the driver's whole Apply), with the parts beside it. First each change "+
-		"alone (20 ms idle before it, as a change that arrives alone); then 200 back to back, where each waits for "+
+		"(the core's rebuild of the Service, then the driver's whole Apply), with the parts beside it: first 1 000 changes, "+
+		"each alone (20 ms idle before it, as a change that arrives alone); then 200 back to back, where each waits for "+
 		"the revalidator round OVS runs at most every 5 ms (ovs/settle.go). `make bench` runs this three times; each "+
 		"figure is the worst of the runs (the runs row). The last rows are the same change without OVS, in a cluster of "+
 		"1k Services (`BenchmarkLargeServiceChange`): the driver's model and the core, each on its own.\n\n")
