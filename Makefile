@@ -16,7 +16,7 @@ export GOFLAGS := -buildvcs=false
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: all build test deps unit conformance e2e e2e-node example fuzz demo bench lint cross clean
+.PHONY: all build test deps unit conformance e2e e2e-node e2e-upstream example fuzz demo bench lint cross clean
 
 all: build
 
@@ -47,7 +47,7 @@ e2e: deps
 	@mkdir -p $(BIN)
 	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && \
 	SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm SWITCHYARD_E2E_REPORT=$(CURDIR)/$(BIN)/e2e-report.txt \
-		$(GO) test -count=1 -timeout 20m -skip '^TestRealNode$$' ./cmd/switchyard/e2e/ && cat $(BIN)/e2e-report.txt
+		$(GO) test -count=1 -timeout 20m -skip '^(TestRealNode|TestUpstreamConformance)$$' ./cmd/switchyard/e2e/ && cat $(BIN)/e2e-report.txt
 
 ## e2e-node: a real node with no kube-proxy — etcd, kube-apiserver,
 ## kube-controller-manager, kube-scheduler, containerd, runc and a kubelet
@@ -60,6 +60,24 @@ e2e-node: deps
 	rm -f $(BIN)/e2e-node-report.txt && \
 	SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm SWITCHYARD_NODE_DIR=$$node SWITCHYARD_E2E_NODE_REPORT=$(CURDIR)/$(BIN)/e2e-node-report.txt \
 		$(GO) test -count=1 -timeout 20m -run '^TestRealNode$$' ./cmd/switchyard/e2e/ && cat $(BIN)/e2e-node-report.txt
+
+## e2e-upstream: upstream Kubernetes' own e2e.test (sig-network's
+## [Conformance] specs, its Services and Networking specs but Slow, Serial,
+## Disruptive, Flaky and feature-gated ones) on the real node of e2e-node
+## with the chart and CoreDNS, routed (E2E_ENCAPS="none vxlan" adds overlay); e2e.test, agnhost,
+## kubectl and CoreDNS built once by hack/ensure-e2e.sh. Reports and JUnit
+## XML under bin/e2e-upstream; docs/upstream-conformance.md says more.
+E2E_ENCAPS ?= none
+e2e-upstream: deps
+	@mkdir -p $(BIN)
+	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && node=$$(hack/ensure-node.sh) && e2e=$$(hack/ensure-e2e.sh) && \
+	rm -rf $(BIN)/e2e-upstream && \
+	for encap in $(E2E_ENCAPS); do \
+		SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm SWITCHYARD_NODE_DIR=$$node SWITCHYARD_E2E_DIR=$$e2e \
+		SWITCHYARD_E2E_ENCAP=$$encap SWITCHYARD_E2E_UPSTREAM_DIR=$(CURDIR)/$(BIN)/e2e-upstream \
+			$(GO) test -count=1 -timeout 60m -run '^TestUpstreamConformance$$' ./cmd/switchyard/e2e/ || exit 1; \
+		cat $(BIN)/e2e-upstream/encap-$$encap/table.md; \
+	done
 
 ## conformance: every case over every driver (OVS on a real OVS, HNS on the
 ## simulator, the example driver); prints the matrix and writes

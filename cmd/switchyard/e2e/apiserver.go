@@ -171,7 +171,9 @@ func startClusterWith(t testing.TB, o clusterOptions) *cluster {
 		"--service-cluster-ip-range=" + serviceCIDR, "--authorization-mode=RBAC",
 		"--token-auth-file=" + tokens, "--endpoint-reconciler-type=none",
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file=" + p.SAPubFile,
-		"--service-account-signing-key-file=" + p.SAKeyFile, "--allow-privileged=true"}, o.Args)
+		"--service-account-signing-key-file=" + p.SAKeyFile, "--allow-privileged=true",
+		"--kubelet-client-certificate=" + p.KubeletClientCert, "--kubelet-client-key=" + p.KubeletClientKey,
+		"--kubelet-preferred-address-types=InternalIP,Hostname"}, o.Args)
 	c.startAPIServer()
 	c.Config = c.restConfig(adminToken)
 	var err error
@@ -210,10 +212,13 @@ func overrideFlags(base, more []string) []string {
 }
 
 // The Service network of every cluster the tests start, and the
-// kubernetes Service's ClusterIP in it.
+// kubernetes and kube-dns Services' ClusterIPs in it.
 const (
 	serviceCIDR         = "10.96.0.0/16"
 	kubernetesServiceIP = "10.96.0.1"
+	// clusterDNSIP is the kube-dns Service's ClusterIP, the kubelets'
+	// clusterDNS (served only where a test deploys CoreDNS).
+	clusterDNSIP = "10.96.0.10"
 )
 
 func (c *cluster) restConfig(token string) *rest.Config {

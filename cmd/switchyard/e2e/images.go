@@ -33,12 +33,15 @@ type imageFile struct {
 	Path   string // inside the image, absolute
 	Source string // a file of this machine to copy (its mode kept)
 	Link   string // or: a symbolic link to this target
+	Dir    bool   // or: an empty directory, writable by all (/tmp)
+	Text   string // or: a file of this text (mode 0644)
 }
 
 // imageSpec is one image.
 type imageSpec struct {
 	Ref        string
 	Entrypoint []string
+	Cmd        []string
 	Files      []imageFile
 }
 
@@ -70,7 +73,7 @@ func writeImages(out string, specs ...imageSpec) error {
 		}
 		cfg = cfg.DeepCopy()
 		cfg.OS, cfg.Architecture = "linux", runtime.GOARCH
-		cfg.Config.Entrypoint = s.Entrypoint
+		cfg.Config.Entrypoint, cfg.Config.Cmd = s.Entrypoint, s.Cmd
 		cfg.Config.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 		if img, err = mutate.ConfigFile(img, cfg); err != nil {
 			return err
@@ -81,9 +84,9 @@ func writeImages(out string, specs ...imageSpec) error {
 }
 
 // layerOf is a layer tarball of the files, with their parent directories,
-// owned by root, in a stable order.
+// owned by root, sorted by path; of two files with one path, the first.
 func layerOf(files []imageFile) ([]byte, error) {
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	mtime := time.Unix(0, 0)
@@ -111,21 +114,24 @@ func layerOf(files []imageFile) ([]byte, error) {
 		if err := mkdirs(path.Dir(f.Path)); err != nil {
 			return nil, err
 		}
+		if f.Dir {
+			dirs[f.Path] = true
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: f.Path[1:] + "/", Mode: 0o1777, ModTime: mtime}); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if f.Link != "" {
 			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: f.Path[1:], Linkname: f.Link, Mode: 0o777, ModTime: mtime}); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		b, err := os.ReadFile(f.Source)
+		b, mode, err := f.contents()
 		if err != nil {
 			return nil, err
 		}
-		st, err := os.Stat(f.Source)
-		if err != nil {
-			return nil, err
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f.Path[1:], Mode: int64(st.Mode().Perm()), Size: int64(len(b)), ModTime: mtime}); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f.Path[1:], Mode: mode, Size: int64(len(b)), ModTime: mtime}); err != nil {
 			return nil, err
 		}
 		if _, err := tw.Write(b); err != nil {
@@ -136,6 +142,22 @@ func layerOf(files []imageFile) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// contents is a regular file's bytes and mode: its Text, or its Source's.
+func (f imageFile) contents() ([]byte, int64, error) {
+	if f.Source == "" {
+		return []byte(f.Text), 0o644, nil
+	}
+	b, err := os.ReadFile(f.Source)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := os.Stat(f.Source)
+	if err != nil {
+		return nil, 0, err
+	}
+	return b, int64(st.Mode().Perm()), nil
 }
 
 var lddPath = regexp.MustCompile(`(/\S+) \(0x`)

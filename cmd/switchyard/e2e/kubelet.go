@@ -64,7 +64,9 @@ imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 registerNode: true
 nodeStatusUpdateFrequency: 2s
-`, n.cgroupRoot, n.runtime.Sock, n.podLogs, n.IP, n.API.CAFile)
+clusterDNS: [%s]
+clusterDomain: cluster.local
+`, n.cgroupRoot, n.runtime.Sock, n.podLogs, n.IP, n.API.CAFile, clusterDNSIP)
 	cfg := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ import (
 // programmed).
 func TestRealNode(t *testing.T) {
 	ovstest.Require(t)
-	images := buildNodeImages(t)
+	images := buildNodeImages(t, "")
 	n := newRealNode(t, images)
 	var lat latencies
 	t.Cleanup(func() {
@@ -58,26 +58,8 @@ func TestRealNode(t *testing.T) {
 	nodeConn := holdConn(t, "outside -> node's own address", n.World.Client, netip.AddrPortFrom(n.IP, nodeEchoPort))
 
 	chart := filepath.Join(repoRoot, "charts/switchyard")
-	values := []string{
-		"dataplane=ovs", "image.repository=" + switchyardImageRepo, "image.tag=" + imageTag, "image.pullPolicy=Never",
-		"kubeAPIServer=https://" + net.JoinHostPort(n.IP.String(), fmt.Sprint(apiServerPort)),
-		"ovs.runDir=" + n.Host.OVS.Dir, "ovs.datapathType=netdev", "ovs.encap=none",
-		"ovs.cni.binDir=" + n.CNIBin, "ovs.cni.confDir=" + n.CNIConf, "ovs.cni.ipamDir=" + n.IPAM, "ovs.stateDir=" + n.State,
-	}
-	install := []string{"install", "sy", chart, "--namespace", chartNamespace, "--wait", "--timeout", "5m"}
-	for _, v := range values {
-		install = append(install, "--set", v)
-	}
 	start := time.Now()
-	n.helm(t, install...)
-	if err := waitFor(120*time.Second, func() error {
-		if ready, msg := n.Ready(); !ready {
-			return fmt.Errorf("node not Ready: %s", msg)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	n.installChart(t, "none")
 	lat.note("helm install -> switchyard running, switchyard-cni installed, node Ready: %d ms", time.Since(start).Milliseconds())
 	syPod := n.switchyardPod(t, "")
 	if err := waitFor(30*time.Second, func() error { return connects(n.Host.NS, apiVIP) }); err != nil {

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -33,8 +34,10 @@ const (
 // docker-archive tarball: switchyard's image holds what the Dockerfile's
 // does (the two binaries and Debian's nft, taken from this machine's
 // nftables package), the test application's is one binary, and the pod
-// sandbox image is the test application's `pause`.
-func buildNodeImages(t testing.TB) string {
+// sandbox image is the test application's `pause`. With upstreamBins
+// (hack/ensure-e2e.sh's directory) it adds the images upstream's e2e specs
+// run (upstream_images.go).
+func buildNodeImages(t testing.TB, upstreamBins string) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := func(pkg string) string {
@@ -57,11 +60,15 @@ func buildNodeImages(t testing.TB) string {
 		{Path: "/usr/local/bin/switchyard-cni", Source: cni},
 	}, nft...)
 	tarball := filepath.Join(dir, "images.tar")
-	if err := writeImages(tarball,
-		imageSpec{Ref: switchyardImageRepo + ":" + imageTag, Entrypoint: []string{"/usr/local/bin/switchyard"}, Files: syFiles},
-		imageSpec{Ref: appImage, Entrypoint: []string{"/testapp"}, Files: []imageFile{{Path: "/testapp", Source: app}}},
-		imageSpec{Ref: pauseImage, Entrypoint: []string{"/pause", "pause"}, Files: []imageFile{{Path: "/pause", Source: app}}},
-	); err != nil {
+	specs := []imageSpec{
+		{Ref: switchyardImageRepo + ":" + imageTag, Entrypoint: []string{"/usr/local/bin/switchyard"}, Files: syFiles},
+		{Ref: appImage, Entrypoint: []string{"/testapp"}, Files: []imageFile{{Path: "/testapp", Source: app}}},
+		{Ref: pauseImage, Entrypoint: []string{"/pause", "pause"}, Files: []imageFile{{Path: "/pause", Source: app}}},
+	}
+	if upstreamBins != "" {
+		specs = append(specs, upstreamImages(t, upstreamBins, app)...)
+	}
+	if err := writeImages(tarball, specs...); err != nil {
 		t.Fatal(err)
 	}
 	return tarball
@@ -229,4 +236,30 @@ func (n *realNode) helm(t testing.TB, args ...string) string {
 		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// installChart installs the chart with dataplane=ovs on the node (its
+// OVS, its CNI and state directories; encap "none" is routed, "vxlan" or
+// "geneve" overlay) and waits until the node is Ready.
+func (n *realNode) installChart(t testing.TB, encap string) {
+	t.Helper()
+	values := []string{
+		"dataplane=ovs", "image.repository=" + switchyardImageRepo, "image.tag=" + imageTag, "image.pullPolicy=Never",
+		"kubeAPIServer=https://" + net.JoinHostPort(n.IP.String(), fmt.Sprint(apiServerPort)),
+		"ovs.runDir=" + n.Host.OVS.Dir, "ovs.datapathType=netdev", "ovs.encap=" + encap,
+		"ovs.cni.binDir=" + n.CNIBin, "ovs.cni.confDir=" + n.CNIConf, "ovs.cni.ipamDir=" + n.IPAM, "ovs.stateDir=" + n.State,
+	}
+	install := []string{"install", "sy", filepath.Join(repoRoot, "charts/switchyard"), "--namespace", chartNamespace, "--wait", "--timeout", "5m"}
+	for _, v := range values {
+		install = append(install, "--set", v)
+	}
+	n.helm(t, install...)
+	if err := waitFor(120*time.Second, func() error {
+		if ready, msg := n.Ready(); !ready {
+			return fmt.Errorf("node not Ready: %s", msg)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,0 +1,3 @@
+module switchyard.local/coredns
+
+go 1.26
