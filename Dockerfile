@@ -1,7 +1,9 @@
 # Linux image of switchyard (the ovs dataplane and any built-in driver).
 # Build: docker build -t ghcr.io/switchyard-proxy/switchyard:0.1.0 .
-# It holds two static binaries, switchyard and switchyard-cni (which
-# `switchyard install` copies to the node's CNI bin directory), and
+# It holds three static binaries, switchyard, switchyard-cni and
+# containernetworking's portmap plugin as switchyard-portmap (the two
+# plugins `switchyard install` copies to the node's CNI bin directory;
+# portmap serves pods' hostPorts), and
 # Debian's nft, which knftables drives for the host's nftables table (as
 # kube-proxy's nftables mode does). Open vSwitch itself runs on the node
 # (the chart mounts its run directory); no OVS tool is needed: switchyard
@@ -12,10 +14,11 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/switchyard ./cmd/switchyard \
- && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/switchyard-cni ./cmd/switchyard-cni
+ && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/switchyard-cni ./cmd/switchyard-cni \
+ && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/switchyard-portmap github.com/containernetworking/plugins/plugins/meta/portmap
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends nftables \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=build /out/switchyard /out/switchyard-cni /usr/local/bin/
+COPY --from=build /out/switchyard /out/switchyard-cni /out/switchyard-portmap /usr/local/bin/
 ENTRYPOINT ["/usr/local/bin/switchyard"]

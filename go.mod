@@ -72,6 +72,7 @@ require (
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/leodido/go-urn v1.4.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
+	github.com/mattn/go-shellwords v1.0.12 // indirect
 	github.com/mdlayher/netlink v1.11.2 // indirect
 	github.com/mdlayher/socket v0.6.1 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
@@ -122,4 +123,7 @@ replace (
 	antrea.io/ofnet => github.com/antrea-io/ofnet v0.14.0
 )
 
-tool github.com/ovn-kubernetes/libovsdb/cmd/modelgen
+tool (
+	github.com/containernetworking/plugins/plugins/meta/portmap
+	github.com/ovn-kubernetes/libovsdb/cmd/modelgen
+)

@@ -2,7 +2,8 @@
 # Builds what `make e2e-upstream` needs, once, into ~/.cache/switchyard:
 #  - upstream's e2e.test, agnhost and kubectl from k8s.io/kubernetes (the
 #    scratch-module trick of hack/ensure-kube.sh: staging modules replaced
-#    by their releases);
+#    by their releases), and the ginkgo CLI of the version kubernetes
+#    requires, which runs e2e.test's specs in parallel processes;
 #  - CoreDNS from github.com/coredns/coredns, a main of our own
 #    (hack/coredns/main.go) that links only the plugins a cluster DNS needs;
 #  - Debian's nginx binary (downloaded and unpacked, not installed: no
@@ -36,13 +37,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends netcat-openbsd bind9-dnsutils curl wget bash dash iproute2 busybox-static >&2
 fi
 
-if [ -x "$out/e2e.test" ] && [ -x "$out/agnhost" ] && [ -x "$out/kubectl" ] && [ -x "$out/coredns" ] && [ -x "$out/nginx" ]; then
-	if [ ! -x "$out/nginx" ]; then
-	(cd "$work" && apt-get download nginx >&2 2>/dev/null || { apt-get update -qq >&2 && apt-get download nginx >&2; })
-	dpkg-deb -x "$work"/nginx_*.deb "$work/nginx-root"
-	cp "$work/nginx-root/usr/sbin/nginx" "$out/nginx"
-fi
-echo "$out"
+if [ -x "$out/e2e.test" ] && [ -x "$out/agnhost" ] && [ -x "$out/kubectl" ] && [ -x "$out/coredns" ] && [ -x "$out/nginx" ] && [ -x "$out/ginkgo" ]; then
+	echo "$out"
 	exit 0
 fi
 mkdir -p "$out"
@@ -80,6 +76,11 @@ if [ ! -x "$out/coredns" ]; then
 	$GO mod tidy >&2
 	$GO build -trimpath -ldflags "-s -w" -o "$out/coredns.tmp" .
 	mv "$out/coredns.tmp" "$out/coredns"
+fi
+if [ ! -x "$out/ginkgo" ]; then
+	ginkgo=$($GO mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p' | xargs awk '$1 == "github.com/onsi/ginkgo/v2" {print $2}')
+	GOBIN="$work/gobin" $GO install "github.com/onsi/ginkgo/v2/ginkgo@$ginkgo"
+	mv "$work/gobin/ginkgo" "$out/ginkgo"
 fi
 if [ ! -x "$out/nginx" ]; then
 	(cd "$work" && apt-get download nginx >&2 2>/dev/null || { apt-get update -qq >&2 && apt-get download nginx >&2; })

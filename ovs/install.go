@@ -17,17 +17,28 @@ import (
 // writes in the CNI configuration directory.
 const ConfListName = "10-switchyard.conflist"
 
+// PortmapType is the CNI type (and binary name) under which `switchyard
+// install` installs containernetworking's portmap plugin, chained after
+// switchyard-cni for pods' hostPorts (the runtime passes them as the
+// portMappings capability), as Antrea's configuration chains it. Its own
+// name leaves a portmap the node already has alone.
+const PortmapType = "switchyard-portmap"
+
 // confList is the network configuration for switchyard-cni: what DEL
 // needs is here (bridge, OVS, allocations), what only switchyard knows is
-// in the node file.
-func confList(o Options) ([]byte, error) {
+// in the node file. With portmap, the portmap plugin follows it.
+func confList(o Options, portmap bool) ([]byte, error) {
+	plugins := []map[string]any{{
+		"type": cni.PluginType, "bridge": o.Bridge, "ovsRunDir": o.RunDir,
+		"nodeFile": o.NodeFile, "ipamDir": o.IPAMDir,
+	}}
+	if portmap {
+		plugins = append(plugins, map[string]any{"type": PortmapType, "capabilities": map[string]bool{"portMappings": true}, "snat": true})
+	}
 	b, err := json.MarshalIndent(map[string]any{
 		"cniVersion": "1.0.0",
 		"name":       cni.NetworkName,
-		"plugins": []map[string]any{{
-			"type": cni.PluginType, "bridge": o.Bridge, "ovsRunDir": o.RunDir,
-			"nodeFile": o.NodeFile, "ipamDir": o.IPAMDir,
-		}},
+		"plugins":    plugins,
 	}, "", "  ")
 	return append(b, '\n'), err
 }
@@ -46,23 +57,28 @@ func cniBinary(o Options) (string, error) {
 }
 
 // installCNI puts switchyard-cni into the CNI bin directory (as
-// "switchyard", its type) and its network configuration into the CNI
-// configuration directory, each by writing a temporary file and renaming
-// it, so a runtime never runs a half-copied plugin or reads half a file.
+// "switchyard", its type), and the portmap plugin found next to it (as
+// PortmapType) when there is one, and the network configuration into the
+// CNI configuration directory, each by writing a temporary file and
+// renaming it, so a runtime never runs a half-copied plugin or reads half
+// a file. Without portmap, pods' hostPorts are not served (logged).
 func installCNI(o Options) error {
 	src, err := cniBinary(o)
 	if err != nil {
 		return err
 	}
-	in, err := os.Open(src)
-	if err != nil {
+	if err := installBinary(src, filepath.Join(o.CNIBinDir, cni.PluginType)); err != nil {
 		return fmt.Errorf("switchyard-cni: %w (see --ovs-cni-binary)", err)
 	}
-	defer in.Close()
-	if err := atomicfile.Write(filepath.Join(o.CNIBinDir, cni.PluginType), in, 0o755); err != nil {
-		return err
+	portmap := filepath.Join(filepath.Dir(src), PortmapType)
+	hasPortmap := true
+	if err := installBinary(portmap, filepath.Join(o.CNIBinDir, PortmapType)); errors.Is(err, os.ErrNotExist) {
+		hasPortmap = false
+		klog.InfoS("No portmap plugin next to switchyard-cni: pods' hostPorts are not served", "looked for", portmap)
+	} else if err != nil {
+		return fmt.Errorf("portmap: %w", err)
 	}
-	conf, err := confList(o)
+	conf, err := confList(o, hasPortmap)
 	if err != nil {
 		return err
 	}
@@ -74,7 +90,7 @@ func installCNI(o Options) error {
 }
 
 // uninstallCNI removes what installCNI wrote: the configuration only if it
-// is still switchyard's, the plugin binary.
+// is still switchyard's, the plugin binaries.
 func uninstallCNI(o Options) error {
 	conf := filepath.Join(o.CNIConfDir, ConfListName)
 	b, err := os.ReadFile(conf)
@@ -97,5 +113,15 @@ func uninstallCNI(o Options) error {
 			klog.InfoS("Leaving a CNI configuration that is not switchyard's", "file", conf)
 		}
 	}
-	return removeFile(filepath.Join(o.CNIBinDir, cni.PluginType))
+	return errors.Join(removeFile(filepath.Join(o.CNIBinDir, cni.PluginType)), removeFile(filepath.Join(o.CNIBinDir, PortmapType)))
+}
+
+// installBinary copies the executable src to dst atomically.
+func installBinary(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return atomicfile.Write(dst, in, 0o755)
 }

@@ -381,7 +381,7 @@ func (n *realNode) nothingLeft() error {
 	if out := n.Host.OVS.Vsctl("--columns=name", "find", "interface", "external_ids:switchyard.io/container-id!=\"\""); strings.TrimSpace(out) != "" {
 		left = append(left, "pod ports: "+out)
 	}
-	for _, f := range []string{filepath.Join(n.CNIConf, "10-switchyard.conflist"), filepath.Join(n.CNIBin, "switchyard")} {
+	for _, f := range []string{filepath.Join(n.CNIConf, "10-switchyard.conflist"), filepath.Join(n.CNIBin, "switchyard"), filepath.Join(n.CNIBin, "switchyard-portmap")} {
 		if _, err := os.Stat(f); err == nil {
 			left = append(left, f)
 		}

@@ -32,8 +32,8 @@ const (
 // buildNodeImages builds switchyard, switchyard-cni and the test
 // application as static binaries and writes the images as one
 // docker-archive tarball: switchyard's image holds what the Dockerfile's
-// does (the two binaries and Debian's nft, taken from this machine's
-// nftables package), the test application's is one binary, and the pod
+// does (its binaries, containernetworking's portmap plugin for hostPorts,
+// and Debian's nft, taken from this machine's nftables package), the test application's is one binary, and the pod
 // sandbox image is the test application's `pause`. With upstreamBins
 // (hack/ensure-e2e.sh's directory) it adds the images upstream's e2e specs
 // run (upstream_images.go).
@@ -55,9 +55,11 @@ func buildNodeImages(t testing.TB, upstreamBins string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	portmap := bin("github.com/containernetworking/plugins/plugins/meta/portmap")
 	syFiles := append([]imageFile{
 		{Path: "/usr/local/bin/switchyard", Source: sy},
 		{Path: "/usr/local/bin/switchyard-cni", Source: cni},
+		{Path: "/usr/local/bin/switchyard-portmap", Source: portmap},
 	}, nft...)
 	tarball := filepath.Join(dir, "images.tar")
 	specs := []imageSpec{

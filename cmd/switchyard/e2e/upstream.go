@@ -25,6 +25,10 @@ var (
 	upstreamSkip  = regexp.MustCompile(`\[Slow\]|\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Feature:`)
 )
 
+// upstreamProcs is how many processes run the specs at once: most of a
+// spec's time is waiting for pods and polls.
+const upstreamProcs = 4
+
 // specResult is one spec of the run, as ginkgo's JSON report says.
 type specResult struct {
 	Name    string
@@ -45,12 +49,15 @@ func runUpstream(t testing.TB, n *realNode, bins, reportDir string) []specResult
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	jsonReport := filepath.Join(reportDir, "report.json")
-	args := []string{"--net=" + netnsPath(n.Host.NS), "--", filepath.Join(bins, "e2e.test"),
+	// The ginkgo CLI runs the specs in upstreamProcs processes, as
+	// upstream's hack/ginkgo-e2e.sh does (Serial specs are not selected).
+	args := []string{"--net=" + netnsPath(n.Host.NS), "--", filepath.Join(bins, "ginkgo"),
+		fmt.Sprintf("--procs=%d", upstreamProcs), "--no-color", "--timeout=2h",
+		"--output-dir=" + reportDir, "--json-report=report.json",
+		"--focus=" + upstreamFocus.String(), "--skip=" + upstreamSkip.String(),
+		filepath.Join(bins, "e2e.test"), "--",
 		"--provider=skeleton", "--kubeconfig=" + n.kubeconfig(), "--kubectl-path=" + filepath.Join(bins, "kubectl"),
-		"--report-dir=" + reportDir, "--ginkgo.json-report=" + jsonReport,
-		"--ginkgo.focus=" + upstreamFocus.String(), "--ginkgo.skip=" + upstreamSkip.String(),
-		"--ginkgo.no-color", "--ginkgo.timeout=2h", "--dump-logs-on-failure=false"}
+		"--report-dir=" + reportDir, "--dump-logs-on-failure=false"}
 	cmd := exec.Command("nsenter", args...)
 	cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG="+n.kubeconfig())
 	log, err := os.Create(filepath.Join(reportDir, "e2e.log"))
@@ -62,7 +69,7 @@ func runUpstream(t testing.TB, n *realNode, bins, reportDir string) []specResult
 	start := time.Now()
 	runErr := cmd.Run() // non-zero when a spec failed: the report says which
 	t.Logf("e2e.test ran %s (%v); its log: %s", time.Since(start).Round(time.Second), runErr, log.Name())
-	specs, err := readGinkgoReport(jsonReport)
+	specs, err := readGinkgoReport(filepath.Join(reportDir, "report.json"))
 	if err != nil {
 		t.Fatalf("e2e.test left no report (%v): %v; last lines of its log:\n%s", runErr, err, tail(log.Name(), 40))
 	}

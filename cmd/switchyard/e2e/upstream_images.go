@@ -16,8 +16,12 @@ import (
 //   - agnhost: upstream's binary, with the tools its Alpine image carries
 //     that the networking specs call (nc from netcat-openbsd, nslookup and
 //     dig, curl, wget, ip, bash) taken from Debian with their libraries,
-//     and dash as /bin/sh (Debian's static busybox as /bin/sh would run its
-//     own applets, whose nc has no -v, ahead of PATH);
+//     dash as /bin/sh (Debian's static busybox as /bin/sh would run its
+//     own applets, whose nc has no -v, ahead of PATH), and busybox's
+//     applets for the rest of what Alpine's /bin holds (specs exec
+//     /bin/sleep in a preStop hook and /bin/false as a probe);
+//   - glibc-dns-testing (upstream's is Debian with dnsutils and CoreDNS):
+//     the same Debian tools as agnhost's, and CoreDNS;
 //   - busybox: Debian's static busybox with a link for every applet;
 //   - nginx: Debian's nginx (hack/ensure-e2e.sh unpacks it) with its
 //     libraries and a configuration of ours serving its welcome page on
@@ -28,6 +32,7 @@ const (
 	agnhostImage      = "registry.k8s.io/e2e-test-images/agnhost:2.63.0"
 	busyboxImage      = "registry.k8s.io/e2e-test-images/busybox:1.37.0-1"
 	nginxImage        = "registry.k8s.io/e2e-test-images/nginx:1.15-4"
+	glibcDNSImage     = "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.0.0"
 	upstreamPause     = "registry.k8s.io/pause:3.10.2"
 	corednsImage      = "switchyard.local/coredns:e2e"
 	agnhostImageTools = "nc nslookup dig curl wget ip bash dash"
@@ -37,7 +42,30 @@ const (
 // (hack/ensure-e2e.sh) and the pause binary the node's images use.
 func upstreamImages(t testing.TB, bins, pause string) []imageSpec {
 	t.Helper()
-	var tools []imageFile
+	agnhost := append([]imageFile{
+		{Path: "/agnhost", Source: filepath.Join(bins, "agnhost")},
+		{Path: "/agnhost-2", Link: "agnhost"},
+		{Path: "/coredns", Source: filepath.Join(bins, "coredns")},
+		{Path: "/uploads", Dir: true},
+	}, debianTools(t)...)
+	dnsTesting := append([]imageFile{{Path: "/coredns", Source: filepath.Join(bins, "coredns")}}, debianTools(t)...)
+	return []imageSpec{
+		{Ref: agnhostImage, Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"}, Files: agnhost},
+		{Ref: busyboxImage, Cmd: []string{"sh"}, Files: busyboxFiles(t)},
+		{Ref: glibcDNSImage, Cmd: []string{"sh"}, Files: dnsTesting},
+		{Ref: nginxImage, Entrypoint: []string{"/usr/sbin/nginx", "-g", "daemon off;"}, Files: nginxFiles(t, filepath.Join(bins, "nginx"))},
+		{Ref: upstreamPause, Entrypoint: []string{"/pause", "pause"}, Files: []imageFile{{Path: "/pause", Source: pause}}},
+		{Ref: corednsImage, Entrypoint: []string{"/coredns"}, Files: []imageFile{{Path: "/coredns", Source: filepath.Join(bins, "coredns")}}},
+	}
+}
+
+// debianTools are the tools the agnhost and glibc-dns-testing images
+// carry, from this machine with their libraries: dash as /bin/sh, then
+// Debian's nc, nslookup, dig, curl, wget, ip and bash, then busybox's
+// applets for the rest (the first file of a path wins in layerOf).
+func debianTools(t testing.TB) []imageFile {
+	t.Helper()
+	tools := []imageFile{{Path: "/bin/sh", Link: "/usr/bin/dash"}, {Path: "/tmp", Dir: true}}
 	for _, name := range strings.Fields(agnhostImageTools) {
 		path, err := exec.LookPath(name)
 		if err != nil {
@@ -51,20 +79,7 @@ func upstreamImages(t testing.TB, bins, pause string) []imageSpec {
 		tools = append(tools, files...)
 		tools = append(tools, imageFile{Path: "/usr/bin/" + name, Source: path}, imageFile{Path: "/bin/" + name, Link: "/usr/bin/" + name})
 	}
-	agnhost := append([]imageFile{
-		{Path: "/agnhost", Source: filepath.Join(bins, "agnhost")},
-		{Path: "/agnhost-2", Link: "agnhost"},
-		{Path: "/coredns", Source: filepath.Join(bins, "coredns")},
-		{Path: "/bin/sh", Link: "/usr/bin/dash"},
-		{Path: "/tmp", Dir: true}, {Path: "/uploads", Dir: true},
-	}, tools...)
-	return []imageSpec{
-		{Ref: agnhostImage, Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"}, Files: agnhost},
-		{Ref: busyboxImage, Cmd: []string{"sh"}, Files: busyboxFiles(t)},
-		{Ref: nginxImage, Entrypoint: []string{"/usr/sbin/nginx", "-g", "daemon off;"}, Files: nginxFiles(t, filepath.Join(bins, "nginx"))},
-		{Ref: upstreamPause, Entrypoint: []string{"/pause", "pause"}, Files: []imageFile{{Path: "/pause", Source: pause}}},
-		{Ref: corednsImage, Entrypoint: []string{"/coredns"}, Files: []imageFile{{Path: "/coredns", Source: filepath.Join(bins, "coredns")}}},
-	}
+	return append(tools, busyboxFiles(t)...)
 }
 
 // busyboxFiles are Debian's static busybox as /bin/busybox and a link in
