@@ -37,7 +37,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends netcat-openbsd bind9-dnsutils curl wget bash dash iproute2 busybox-static >&2
 fi
 
-if [ -x "$out/e2e.test" ] && [ -x "$out/agnhost" ] && [ -x "$out/kubectl" ] && [ -x "$out/coredns" ] && [ -x "$out/nginx" ] && [ -x "$out/ginkgo" ]; then
+if [ -x "$out/e2e.test" ] && [ -x "$out/agnhost" ] && [ -x "$out/kubectl" ] && [ -x "$out/coredns" ] && [ -x "$out/nginx" ] && [ -x "$out/ginkgo" ] && [ -f "$out/porter/localhost.key" ]; then
 	echo "$out"
 	exit 0
 fi
@@ -76,6 +76,14 @@ if [ ! -x "$out/coredns" ]; then
 	$GO mod tidy >&2
 	$GO build -trimpath -ldflags "-s -w" -o "$out/coredns.tmp" .
 	mv "$out/coredns.tmp" "$out/coredns"
+fi
+if [ ! -f "$out/porter/localhost.key" ]; then
+	# agnhost porter's TLS certificate and key, which upstream's image has
+	# in its root directory.
+	src=$($GO mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+	mkdir -p "$out/porter"
+	cp "$src/test/images/agnhost/porter/localhost.crt" "$src/test/images/agnhost/porter/localhost.key" "$out/porter/"
+	chmod 0644 "$out/porter/"*
 fi
 if [ ! -x "$out/ginkgo" ]; then
 	ginkgo=$($GO mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p' | xargs awk '$1 == "github.com/onsi/ginkgo/v2" {print $2}')

@@ -15,7 +15,7 @@ import (
 // from this machine's files as the real node's are:
 //   - agnhost: upstream's binary, with the tools its Alpine image carries
 //     that the networking specs call (nc from netcat-openbsd, nslookup and
-//     dig, curl, wget, ip, bash) taken from Debian with their libraries,
+//     dig, curl, wget, ip, bash, getent) taken from Debian with their libraries,
 //     dash as /bin/sh (Debian's static busybox as /bin/sh would run its
 //     own applets, whose nc has no -v, ahead of PATH), and busybox's
 //     applets for the rest of what Alpine's /bin holds (specs exec
@@ -35,7 +35,7 @@ const (
 	glibcDNSImage     = "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.0.0"
 	upstreamPause     = "registry.k8s.io/pause:3.10.2"
 	corednsImage      = "switchyard.local/coredns:e2e"
-	agnhostImageTools = "nc nslookup dig curl wget ip bash dash"
+	agnhostImageTools = "nc nslookup dig curl wget ip bash dash getent"
 )
 
 // upstreamImages are the specs' images, from the binaries in bins
@@ -47,6 +47,9 @@ func upstreamImages(t testing.TB, bins, pause string) []imageSpec {
 		{Path: "/agnhost-2", Link: "agnhost"},
 		{Path: "/coredns", Source: filepath.Join(bins, "coredns")},
 		{Path: "/uploads", Dir: true},
+		// porter's TLS certificate and key, in its working directory.
+		{Path: "/localhost.crt", Source: filepath.Join(bins, "porter/localhost.crt")},
+		{Path: "/localhost.key", Source: filepath.Join(bins, "porter/localhost.key")},
 	}, debianTools(t)...)
 	dnsTesting := append([]imageFile{{Path: "/coredns", Source: filepath.Join(bins, "coredns")}}, debianTools(t)...)
 	return []imageSpec{
@@ -61,8 +64,8 @@ func upstreamImages(t testing.TB, bins, pause string) []imageSpec {
 
 // debianTools are the tools the agnhost and glibc-dns-testing images
 // carry, from this machine with their libraries: dash as /bin/sh, then
-// Debian's nc, nslookup, dig, curl, wget, ip and bash, then busybox's
-// applets for the rest (the first file of a path wins in layerOf).
+// Debian's nc, nslookup, dig, curl, wget, ip, bash and glibc's getent,
+// then busybox's applets for the rest (the first file of a path wins in layerOf).
 func debianTools(t testing.TB) []imageFile {
 	t.Helper()
 	tools := []imageFile{{Path: "/bin/sh", Link: "/usr/bin/dash"}, {Path: "/tmp", Dir: true}}
