@@ -24,9 +24,10 @@ build:
 	$(GO) build -o $(BIN)/switchyard ./cmd/switchyard
 
 ## test: lint, unit and integration tests (race detector), the conformance
-## matrix, the real-API-server e2e and chart tests, the real node, the
-## third-party example module, and a bounded fuzz run.
-test: lint unit conformance e2e e2e-node example fuzz
+## matrix, the real-API-server e2e and chart tests, the real node,
+## upstream's network e2e on it, the third-party example module, and a
+## bounded fuzz run.
+test: lint unit conformance e2e e2e-node e2e-upstream example fuzz
 	@echo "make test: all passed"
 
 ## deps: what the integration tests need on the machine (Open vSwitch).

@@ -286,13 +286,6 @@ func connects(ns string, dst netip.AddrPort) error {
 	})
 }
 
-func mustCreate(t testing.TB, f func() error) {
-	t.Helper()
-	if err := f(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // switchyardPod waits for the chart's switchyard pod (not the one named
 // not) to be Ready and returns its name.
 func (n *realNode) switchyardPod(t testing.TB, not string) string {

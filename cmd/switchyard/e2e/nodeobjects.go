@@ -265,3 +265,11 @@ func (n *realNode) installChart(t testing.TB, encap string) {
 		t.Fatal(err)
 	}
 }
+
+// mustCreate fails the test if the create f does fails.
+func mustCreate(t testing.TB, f func() error) {
+	t.Helper()
+	if err := f(); err != nil {
+		t.Fatal(err)
+	}
+}

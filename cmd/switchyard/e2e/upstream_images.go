@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -104,7 +103,7 @@ func busyboxFiles(t testing.TB) []imageFile {
 		}
 	}
 	if len(files) < 50 {
-		t.Fatal(fmt.Sprintf("busybox lists %d applets: not the static busybox", len(files)))
+		t.Fatalf("busybox lists %d applets: not the static busybox", len(files))
 	}
 	return files
 }
