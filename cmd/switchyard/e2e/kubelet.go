@@ -71,7 +71,7 @@ clusterDomain: cluster.local
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n.kubelet = startIn(t, dir, "kubelet", n.Host.NS, filepath.Join(n.bins, "kubelet"),
+	n.kubelet = startAt(t, dir, "kubelet", n.at, filepath.Join(n.bins, "kubelet"),
 		"--config="+cfg, "--kubeconfig="+n.API.kubeconfig(t, nodeToken), "--root-dir="+filepath.Join(dir, "root"),
 		"--cert-dir="+filepath.Join(dir, "pki"), "--hostname-override="+n.Name, "--node-ip="+n.IP.String(), "--v=2")
 	t.Cleanup(n.dumpPodLogs)

@@ -45,6 +45,8 @@ type realNode struct {
 	CNIBin, CNIConf, IPAM, State string
 
 	bins       string // kubelet, kube-controller-manager, kube-scheduler
+	at         place  // where containerd and the kubelet run: nodeview.go
+	view       string // the node's directory as they see it
 	runtime    *containerRuntime
 	kubelet    *process
 	cgroupRoot string
@@ -102,7 +104,9 @@ func newRealNode(t testing.TB, images string) *realNode {
 		Args: []string{"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
 			"--endpoint-reconciler-type=lease", "--service-node-port-range=30000-32767"}})
 	n.startControllers()
-	n.runtime = startContainerRuntime(t, n.Host.NS, filepath.Join(dir, "containerd"), n.CNIBin, n.CNIConf)
+	n.view = dir + "-view"
+	n.at = nodeView(t, dir, n.view, n.Host.OVS.Dir, n.Host.NS)
+	n.runtime = startContainerRuntime(t, n.at, filepath.Join(dir, "containerd"), n.CNIBin, n.CNIConf)
 	n.runtime.importImages(images)
 	n.startKubelet()
 	n.waitRegistered()

@@ -241,15 +241,16 @@ func (n *realNode) helm(t testing.TB, args ...string) string {
 }
 
 // installChart installs the chart with dataplane=ovs on the node (its
-// OVS, its CNI and state directories; encap "none" is routed, "vxlan" or
+// OVS, its CNI and state directories, as the node sees them; encap "none" is routed, "vxlan" or
 // "geneve" overlay) and waits until the node is Ready.
 func (n *realNode) installChart(t testing.TB, encap string) {
 	t.Helper()
 	values := []string{
 		"dataplane=ovs", "image.repository=" + switchyardImageRepo, "image.tag=" + imageTag, "image.pullPolicy=Never",
 		"kubeAPIServer=https://" + net.JoinHostPort(n.IP.String(), fmt.Sprint(apiServerPort)),
-		"ovs.runDir=" + n.Host.OVS.Dir, "ovs.datapathType=netdev", "ovs.encap=" + encap,
-		"ovs.cni.binDir=" + n.CNIBin, "ovs.cni.confDir=" + n.CNIConf, "ovs.cni.ipamDir=" + n.IPAM, "ovs.stateDir=" + n.State,
+		"ovs.runDir=" + filepath.Join(n.view, "ovs-run"), "ovs.datapathType=netdev", "ovs.encap=" + encap,
+		"ovs.cni.binDir=" + n.inView(n.CNIBin), "ovs.cni.confDir=" + n.inView(n.CNIConf),
+		"ovs.cni.ipamDir=" + n.inView(n.IPAM), "ovs.stateDir=" + n.inView(n.State),
 	}
 	install := []string{"install", "sy", filepath.Join(repoRoot, "charts/switchyard"), "--namespace", chartNamespace, "--wait", "--timeout", "5m"}
 	for _, v := range values {
@@ -273,3 +274,7 @@ func mustCreate(t testing.TB, f func() error) {
 		t.Fatal(err)
 	}
 }
+
+// inView is where the node's containerd, kubelet and pods see path, a
+// path under the node's directory.
+func (n *realNode) inView(path string) string { return inView(n.dir, n.view, path) }

@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -61,7 +62,30 @@ func startIn(t testing.TB, dir, name, ns, bin string, args ...string) *process {
 	if ns == "" {
 		return start(t, dir, name, bin, args...)
 	}
-	return start(t, dir, name, "nsenter", append([]string{"--net=" + netnsPath(ns), "--", bin}, args...)...)
+	return startAt(t, dir, name, place{netNS: ns}, bin, args...)
+}
+
+// place is where a node's daemons run: its network namespace and, when
+// mountPID is set, the mount namespace of that process (the node's own
+// view of the file system, as a kind node's container has).
+type place struct {
+	netNS    string
+	mountPID int
+}
+
+// nsenter is nsenter's arguments that enter the place.
+func (p place) nsenter() []string {
+	args := []string{"--net=" + netnsPath(p.netNS)}
+	if p.mountPID != 0 {
+		args = append(args, fmt.Sprintf("--mount=/proc/%d/ns/mnt", p.mountPID))
+	}
+	return args
+}
+
+// startAt starts a daemon in the place (see startIn).
+func startAt(t testing.TB, dir, name string, at place, bin string, args ...string) *process {
+	t.Helper()
+	return start(t, dir, name, "nsenter", append(append(at.nsenter(), "--", bin), args...)...)
 }
 
 // netnsPath is where `ip netns` pins a named namespace.

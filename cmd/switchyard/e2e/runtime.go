@@ -26,7 +26,7 @@ import (
 // mounted.
 type containerRuntime struct {
 	t    testing.TB
-	ns   string
+	at   place
 	dir  string
 	Sock string
 	proc *process
@@ -36,12 +36,12 @@ type containerRuntime struct {
 // written by the test, never pulled.
 const pauseImage = "switchyard.local/pause:e2e"
 
-func startContainerRuntime(t testing.TB, ns, dir, cniBin, cniConf string) *containerRuntime {
+func startContainerRuntime(t testing.TB, at place, dir, cniBin, cniConf string) *containerRuntime {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &containerRuntime{t: t, ns: ns, dir: dir, Sock: filepath.Join(dir, "containerd.sock")}
+	r := &containerRuntime{t: t, at: at, dir: dir, Sock: filepath.Join(dir, "containerd.sock")}
 	// restrict_oom_score_adj: root on these machines lacks
 	// CAP_SYS_RESOURCE, so the kubelet's -998 for pod sandboxes cannot be
 	// written; containerd then clamps every container's score to its own
@@ -83,7 +83,7 @@ oom_score = 0
 	if err := copyFile("/usr/lib/cni/loopback", filepath.Join(cniBin, "loopback"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r.proc = startIn(t, dir, "containerd", ns, "containerd", "--config="+cfg)
+	r.proc = startAt(t, dir, "containerd", at, "containerd", "--config="+cfg)
 	t.Cleanup(r.stop)
 	if err := waitFor(30*time.Second, func() error {
 		if r.proc.exited() {
