@@ -52,7 +52,7 @@ func runUpstream(t testing.TB, n *realNode, bins, reportDir string) []specResult
 	// The ginkgo CLI runs the specs in upstreamProcs processes, as
 	// upstream's hack/ginkgo-e2e.sh does (Serial specs are not selected).
 	args := []string{"--net=" + netnsPath(n.Host.NS), "--", filepath.Join(bins, "ginkgo"),
-		fmt.Sprintf("--procs=%d", upstreamProcs), "--no-color", "--timeout=2h",
+		fmt.Sprintf("--procs=%d", upstreamProcs), "--no-color", "--timeout=40m", // under go test's 60 min (make e2e-upstream), so the cleanups run
 		"--output-dir=" + reportDir, "--json-report=report.json",
 		"--focus=" + upstreamFocus.String(), "--skip=" + upstreamSkip.String(),
 		filepath.Join(bins, "e2e.test"), "--",
