@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -28,6 +30,10 @@ var (
 // upstreamProcs is how many processes run the specs at once: most of a
 // spec's time is waiting for pods and polls.
 const upstreamProcs = 4
+
+// upstreamTimeout bounds the run (ginkgo's --timeout); make e2e-upstream
+// gives go test 60 minutes.
+const upstreamTimeout = 40 * time.Minute
 
 // specResult is one spec of the run, as ginkgo's JSON report says.
 type specResult struct {
@@ -52,13 +58,19 @@ func runUpstream(t testing.TB, n *realNode, bins, reportDir string) []specResult
 	// The ginkgo CLI runs the specs in upstreamProcs processes, as
 	// upstream's hack/ginkgo-e2e.sh does (Serial specs are not selected).
 	args := []string{"--net=" + netnsPath(n.Host.NS), "--", filepath.Join(bins, "ginkgo"),
-		fmt.Sprintf("--procs=%d", upstreamProcs), "--no-color", "--timeout=40m", // under go test's 60 min (make e2e-upstream), so the cleanups run
+		fmt.Sprintf("--procs=%d", upstreamProcs), "--no-color", "--timeout=" + upstreamTimeout.String(),
 		"--output-dir=" + reportDir, "--json-report=report.json",
 		"--focus=" + upstreamFocus.String(), "--skip=" + upstreamSkip.String(),
 		filepath.Join(bins, "e2e.test"), "--",
 		"--provider=skeleton", "--kubeconfig=" + n.kubeconfig(), "--kubectl-path=" + filepath.Join(bins, "kubectl"),
 		"--report-dir=" + reportDir, "--dump-logs-on-failure=false"}
-	cmd := exec.Command("nsenter", args...)
+	// A backstop past ginkgo's own timeout, before go test's: the run and
+	// every process it started are killed, and the test's cleanups run.
+	ctx, cancel := context.WithTimeout(context.Background(), upstreamTimeout+5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "nsenter", args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG="+n.kubeconfig())
 	log, err := os.Create(filepath.Join(reportDir, "e2e.log"))
 	if err != nil {
