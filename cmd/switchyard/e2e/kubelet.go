@@ -72,7 +72,7 @@ clusterDomain: cluster.local
 		t.Fatal(err)
 	}
 	n.kubelet = startAt(t, dir, "kubelet", n.at, filepath.Join(n.bins, "kubelet"),
-		"--config="+cfg, "--kubeconfig="+n.API.kubeconfig(t, nodeToken), "--root-dir="+filepath.Join(dir, "root"),
+		"--config="+cfg, "--kubeconfig="+n.API.kubeconfig(t, nodeTokenOf(n.Name)), "--root-dir="+filepath.Join(dir, "root"),
 		"--cert-dir="+filepath.Join(dir, "pki"), "--hostname-override="+n.Name, "--node-ip="+n.IP.String(), "--v=2")
 	t.Cleanup(n.dumpPodLogs)
 }
@@ -91,7 +91,7 @@ func (n *realNode) makeCgroupRoot() string {
 			}
 		}
 	}
-	root := filepath.Join(base, fmt.Sprintf("sy-node-%d", os.Getpid()))
+	root := filepath.Join(base, fmt.Sprintf("sy-node-%d-%s", os.Getpid(), n.Name))
 	hierarchies, _ := filepath.Glob("/sys/fs/cgroup/*")
 	var made, leaves []string
 	for _, h := range hierarchies {

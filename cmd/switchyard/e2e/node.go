@@ -53,17 +53,13 @@ type realNode struct {
 	podLogs    string
 }
 
-// The node, its tokens and its networks.
+// The cluster's tokens and networks.
 const (
-	nodeName      = "node-1"
 	clusterCIDR   = "10.244.0.0/16"
-	nodeToken     = "switchyard-e2e-node"
 	kcmToken      = "switchyard-e2e-kcm"
 	schedToken    = "switchyard-e2e-scheduler"
 	apiServerPort = 6443
 )
-
-var realNodeIP = netip.MustParseAddr("192.168.100.10")
 
 // nodeBinaries is the directory of kubelet, kube-controller-manager and
 // kube-scheduler (hack/ensure-node.sh, which also installs containerd,
@@ -77,40 +73,7 @@ func nodeBinaries(t testing.TB) string {
 // got its pod CIDR. Everything is undone when the test ends.
 func newRealNode(t testing.TB, images string) *realNode {
 	t.Helper()
-	n := &realNode{t: t, IP: realNodeIP, Name: nodeName, bins: nodeBinaries(t)}
-	// The world gives every node an IPv6 address too; the cluster is IPv4.
-	n.World = ovstest.NewCluster(t, false, ovstest.NodeSpec{Name: nodeName, IPs: []netip.Addr{realNodeIP, netip.MustParseAddr("fd00:100::10")}})
-	n.Host = n.World.Nodes[0]
-	dir, err := os.MkdirTemp("", "sy-node-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.dir = dir
-	t.Cleanup(func() { removeTree(t, dir) })
-	n.CNIBin, n.CNIConf, n.IPAM = filepath.Join(dir, "cni-bin"), filepath.Join(dir, "cni-conf"), filepath.Join(dir, "cni-ipam")
-	n.State, n.podLogs = filepath.Join(dir, "switchyard"), filepath.Join(dir, "pod-logs")
-	for _, d := range []string{n.CNIBin, n.CNIConf, n.IPAM, n.State, n.podLogs} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	n.API = startClusterWith(t, clusterOptions{NS: n.Host.NS, IP: realNodeIP.String(),
-		Users: []string{
-			nodeToken + ",system:node:" + nodeName + ",node-" + nodeName + ",system:nodes",
-			kcmToken + ",system:kube-controller-manager,kcm",
-			schedToken + ",system:kube-scheduler,scheduler",
-		},
-		Args: []string{"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
-			"--endpoint-reconciler-type=lease", "--service-node-port-range=30000-32767"}})
-	n.startControllers()
-	n.view = dir + "-view"
-	n.at = nodeView(t, dir, n.view, n.Host.OVS.Dir, n.Host.NS)
-	n.runtime = startContainerRuntime(t, n.at, filepath.Join(dir, "containerd"), n.CNIBin, n.CNIConf)
-	n.runtime.importImages(images)
-	n.startKubelet()
-	n.waitRegistered()
-	return n
+	return newRealCluster(t, images, 1, false).Nodes[0]
 }
 
 // startControllers starts kube-controller-manager (node pod CIDRs,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
@@ -33,12 +34,20 @@ var allowedSkips = []struct {
 func TestUpstreamConformance(t *testing.T) {
 	ovstest.Require(t)
 	bins := cached(t, "SWITCHYARD_E2E_DIR", "hack/ensure-e2e.sh")
-	n := newRealNode(t, buildNodeImages(t, bins))
 	encap := os.Getenv("SWITCHYARD_E2E_ENCAP")
 	if encap == "" {
 		encap = "none"
 	}
-	n.installChart(t, encap)
+	nodes := 1
+	if v := os.Getenv("SWITCHYARD_E2E_NODES"); v != "" {
+		var err error
+		if nodes, err = strconv.Atoi(v); err != nil || nodes < 1 {
+			t.Fatalf("SWITCHYARD_E2E_NODES=%q: want a number of nodes", v)
+		}
+	}
+	c := newRealCluster(t, buildNodeImages(t, bins), nodes, encap != "none")
+	c.installChart(t, encap)
+	n := c.Nodes[0]
 	deployClusterDNS(t, n)
 
 	reportDir := os.Getenv("SWITCHYARD_E2E_UPSTREAM_DIR")
