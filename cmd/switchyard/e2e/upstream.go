@@ -46,7 +46,7 @@ type specResult struct {
 // runUpstream runs e2e.test in the node's namespace (as on a
 // control-plane node) with the focus and skip, its reports under
 // reportDir, and returns the selected specs' results.
-func runUpstream(t testing.TB, n *realNode, bins, reportDir string) []specResult {
+func runUpstream(t testing.TB, n *realNode, nodes int, bins, reportDir string) []specResult {
 	t.Helper()
 	if err := os.MkdirAll(reportDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -63,7 +63,8 @@ func runUpstream(t testing.TB, n *realNode, bins, reportDir string) []specResult
 		"--focus=" + upstreamFocus.String(), "--skip=" + upstreamSkip.String(),
 		filepath.Join(bins, "e2e.test"), "--",
 		"--provider=skeleton", "--kubeconfig=" + n.kubeconfig(), "--kubectl-path=" + filepath.Join(bins, "kubectl"),
-		"--report-dir=" + reportDir, "--dump-logs-on-failure=false"}
+		"--report-dir=" + reportDir, "--dump-logs-on-failure=false",
+		fmt.Sprintf("--num-nodes=%d", nodes)} // the skeleton provider's node count: specs skip below what they need
 	// A backstop past ginkgo's own timeout, before go test's: the run and
 	// every process it started are killed, and the test's cleanups run.
 	ctx, cancel := context.WithTimeout(context.Background(), upstreamTimeout+5*time.Minute)

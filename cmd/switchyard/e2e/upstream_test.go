@@ -55,7 +55,7 @@ func TestUpstreamConformance(t *testing.T) {
 		reportDir = t.TempDir()
 	}
 	reportDir = filepath.Join(reportDir, "encap-"+encap)
-	specs := runUpstream(t, n, bins, reportDir)
+	specs := runUpstream(t, n, nodes, bins, reportDir)
 	table := upstreamTable(specs)
 	if err := os.WriteFile(filepath.Join(reportDir, "table.md"), []byte(table), 0o644); err != nil {
 		t.Fatal(err)
