@@ -64,11 +64,12 @@ e2e-node: deps
 
 ## e2e-upstream: upstream Kubernetes' own e2e.test (sig-network's
 ## [Conformance] specs, its Services and Networking specs but Slow, Serial,
-## Disruptive, Flaky and feature-gated ones) on the real node of e2e-node
-## with the chart and CoreDNS, routed (E2E_ENCAPS="none vxlan" adds overlay); e2e.test, agnhost,
-## kubectl and CoreDNS built once by hack/ensure-e2e.sh. Reports and JUnit
-## XML under bin/e2e-upstream; docs/upstream-conformance.md says more.
-E2E_ENCAPS ?= none
+## Disruptive, Flaky and feature-gated ones) on a cluster of three real
+## nodes like e2e-node's with the chart and CoreDNS, once routed and once
+## overlay (E2E_ENCAPS); e2e.test, agnhost, kubectl and CoreDNS built once
+## by hack/ensure-e2e.sh. Reports and JUnit XML under bin/e2e-upstream;
+## docs/upstream-conformance.md says more.
+E2E_ENCAPS ?= none vxlan
 e2e-upstream: deps
 	@mkdir -p $(BIN)
 	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && node=$$(hack/ensure-node.sh) && e2e=$$(hack/ensure-e2e.sh) && \

@@ -30,6 +30,8 @@ func TestTrafficThroughServices(t *testing.T) {
 		onNode1(p1IP4.String()), onNode1(p2IP4.String()), onNode2(remote.String()))))
 	tr.UpsertService(object.ServiceOf(Service("ns", "dns", ClusterIPs("10.96.0.53"), Port("dns", udp, 53, 0))))
 	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 5353), onNode1(p1IP4.String()), onNode1(p2IP4.String()))))
+	tr.UpsertService(object.ServiceOf(Service("ns", "big", ClusterIPs("10.96.0.54"), Port("dns", udp, 53, 0))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "big-1", "big", v4, SlicePort("dns", udp, 5353), onNode1(p1IP4.String()), onNode2(remote.String()))))
 	tr.UpsertService(object.ServiceOf(Service("ns", "sticky", ClusterIPs("10.96.0.20"), ClientIPAffinity(60), Port("http", tcp, 80, 0))))
 	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "sticky-1", "sticky", v4, SlicePort("http", tcp, 8080),
 		onNode1(p1IP4.String()), onNode1(p2IP4.String()), onNode2(remote.String()))))
@@ -57,6 +59,14 @@ func TestTrafficThroughServices(t *testing.T) {
 		seen := probeMany(30, func() (string, error) { return ovstest.ProbeUDP(c, netip.Addr{}, ap("10.96.0.53", 53), probeTimeout) })
 		if len(seen) != 2 || seen["p1"] == 0 || seen["p2"] == 0 {
 			t.Fatalf("answers %v, want p1 and p2", seen)
+		}
+	})
+	// upstream's "should be able to handle large requests: udp": 2 000
+	// bytes each way, in IP fragments, to a local and a remote endpoint.
+	t.Run("ClusterIP UDP datagrams over the MTU", func(t *testing.T) {
+		seen := probeMany(20, func() (string, error) { return ovstest.ProbeUDPSized(c, ap("10.96.0.54", 53), 2000, probeTimeout) })
+		if len(seen) != 2 || seen["p1"] == 0 || seen["r1"] == 0 {
+			t.Fatalf("answers %v, want p1 and r1", seen)
 		}
 	})
 	t.Run("NodePort from an external client", func(t *testing.T) {

@@ -74,13 +74,13 @@ func ServeUDPAt(t testing.TB, ns, host string, port uint16, identity string) {
 	}
 	t.Cleanup(func() { pc.Close() })
 	go func() {
-		buf := make([]byte, 1500)
+		buf := make([]byte, 65536)
 		for {
-			_, from, err := pc.ReadFrom(buf)
+			n, from, err := pc.ReadFrom(buf)
 			if err != nil {
 				return
 			}
-			pc.WriteTo([]byte(identity+"\n"+remoteIP(from)), from)
+			pc.WriteTo(append([]byte(identity+"\n"+remoteIP(from)+"\n"), buf[:n]...), from)
 		}
 	}()
 }
@@ -161,21 +161,40 @@ func ProbeUDP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Durati
 // ProbeUDPSeen is ProbeUDP that also returns the source address the
 // server saw.
 func ProbeUDPSeen(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, netip.Addr, error) {
+	return probeUDP(ns, src, dst, []byte("probe"), timeout)
+}
+
+// ProbeUDPSized is ProbeUDP with a datagram of size bytes (over the MTU,
+// IP fragments both ways: ServeUDP's answer carries the datagram back);
+// it fails unless the whole datagram came back.
+func ProbeUDPSized(ns string, dst netip.AddrPort, size int, timeout time.Duration) (string, error) {
+	payload := []byte("n" + strings.Repeat("o", size-1))
+	id, _, err := probeUDP(ns, netip.Addr{}, dst, payload, timeout)
+	return id, err
+}
+
+// probeUDP sends payload and checks that ServeUDP's answer ("identity\n
+// seen address\n" and the payload) carries it back whole.
+func probeUDP(ns string, src netip.Addr, dst netip.AddrPort, payload []byte, timeout time.Duration) (string, netip.Addr, error) {
 	c, err := dialFrom(ns, "udp", src, dst, timeout)
 	if err != nil {
 		return "", netip.Addr{}, err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(timeout))
-	if _, err := c.Write([]byte("probe")); err != nil {
+	if _, err := c.Write(payload); err != nil {
 		return "", netip.Addr{}, classify(err)
 	}
-	buf := make([]byte, 256)
+	buf := make([]byte, 65536)
 	n, err := c.Read(buf)
 	if err != nil {
 		return "", netip.Addr{}, classify(err)
 	}
-	id, seenText, _ := strings.Cut(string(buf[:n]), "\n")
+	id, rest, _ := strings.Cut(string(buf[:n]), "\n")
+	seenText, echoed, _ := strings.Cut(rest, "\n")
+	if echoed != string(payload) {
+		return id, netip.Addr{}, fmt.Errorf("answer from %q carried %d bytes back, not the %d sent", id, len(echoed), len(payload))
+	}
 	seen, _ := netip.ParseAddr(seenText)
 	return id, seen, nil
 }

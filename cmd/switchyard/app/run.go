@@ -237,7 +237,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	// list is not a dead process), /readyz waits for the first sync.
 	servers, err := startServers(map[string]http.Handler{
 		o.healthzAddr: proxyHealth.Mux(),
-		o.metricsAddr: metricsMux(reg, o.profiling, graphHandler(tr, p)),
+		o.metricsAddr: metricsMux(reg, o.dataplane, o.profiling, graphHandler(tr, p)),
 	})
 	if err != nil {
 		return err
@@ -258,11 +258,14 @@ func (o *runOptions) run(ctx context.Context) error {
 	return nil
 }
 
-// metricsMux serves /metrics, the running graph (/graph: what
+// metricsMux serves /metrics, /proxyMode, the running graph (/graph: what
 // `switchyard graph --from` reads) and, with profiling, pprof.
-func metricsMux(reg metrics.KubeRegistry, profiling bool, graph http.Handler) http.Handler {
+func metricsMux(reg metrics.KubeRegistry, dataplane string, profiling bool, graph http.Handler) http.Handler {
 	m := http.NewServeMux()
 	m.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
+	// As kube-proxy's metrics server: the mode, here the dataplane's name
+	// (upstream's e2e "should check kube-proxy urls" asks for it).
+	m.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, dataplane) })
 	m.Handle("/graph", graph)
 	if profiling {
 		m.HandleFunc("/debug/pprof/", pprof.Index)

@@ -251,6 +251,10 @@ func TestRunServesHealthMetricsAndFollowsTheFile(t *testing.T) {
 			t.Errorf("/metrics lacks %s", name)
 		}
 	}
+	// /proxyMode, as kube-proxy's: the mode (here the dataplane).
+	if code, mode := get(fmt.Sprintf("http://127.0.0.1:%d/proxyMode", metricsPort)); code != 200 || mode != "test-memory" {
+		t.Errorf("/proxyMode: %d %q, want 200 \"test-memory\"", code, mode)
+	}
 
 	// Editing the file reaches the driver; the LB's local endpoint going
 	// away turns its health check to 503.

@@ -64,7 +64,7 @@ func newRealCluster(t testing.TB, images string, count int, overlay bool) *realC
 	first.startControllers()
 	for _, n := range c.Nodes {
 		n.view = c.view
-		n.at = nodeView(t, n.dir, n.view, n.Host.OVS.Dir, n.Host.NS)
+		n.at = nodeView(t, n.dir, n.view, n.Host.OVS.Dir, n.Host.NS, n.Name)
 		n.runtime = startContainerRuntime(t, n.at, filepath.Join(n.dir, "containerd"), n.CNIBin, n.CNIConf)
 		n.runtime.importImages(images)
 		n.startKubelet()

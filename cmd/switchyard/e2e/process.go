@@ -66,18 +66,19 @@ func startIn(t testing.TB, dir, name, ns, bin string, args ...string) *process {
 }
 
 // place is where a node's daemons run: its network namespace and, when
-// mountPID is set, the mount namespace of that process (the node's own
-// view of the file system, as a kind node's container has).
+// viewPID is set, the mount and UTS namespaces of that process (the
+// node's own view of the file system and its own host name, as a kind
+// node's container has).
 type place struct {
-	netNS    string
-	mountPID int
+	netNS   string
+	viewPID int
 }
 
 // nsenter is nsenter's arguments that enter the place.
 func (p place) nsenter() []string {
 	args := []string{"--net=" + netnsPath(p.netNS)}
-	if p.mountPID != 0 {
-		args = append(args, fmt.Sprintf("--mount=/proc/%d/ns/mnt", p.mountPID))
+	if p.viewPID != 0 {
+		args = append(args, fmt.Sprintf("--mount=/proc/%d/ns/mnt", p.viewPID), fmt.Sprintf("--uts=/proc/%d/ns/uts", p.viewPID))
 	}
 	return args
 }
