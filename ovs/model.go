@@ -34,6 +34,7 @@ type model struct {
 	sps     map[graph.ServicePortName]*graph.ServicePort
 	trees   map[graph.ServicePortName]*pipeline.Trees // their long lists' trees, for the next rendering
 	clamped map[graph.ServicePortName]bool
+	udp     udpFrontends // UDP service ports by frontend IP
 }
 
 func newModel(cfg pipeline.Config, overlay bool) *model {
@@ -48,6 +49,7 @@ func newModel(cfg pipeline.Config, overlay bool) *model {
 		sps:     map[graph.ServicePortName]*graph.ServicePort{},
 		trees:   map[graph.ServicePortName]*pipeline.Trees{},
 		clamped: map[graph.ServicePortName]bool{},
+		udp:     udpFrontends{},
 	}
 	m.host.nodeIPs = slices.Clone(cfg.NodeIPs) // the configured ones (--ovs-node-ips), if any
 	m.refreshStatic()
@@ -201,6 +203,7 @@ func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 	}
 	m.st.setOwner(owner, res.AllFlows(), res.Groups, again)
 	m.host.replace(old, sp)
+	m.setUDPFragments(m.udp.update(sp.Name, old, sp))
 	m.sps[sp.Name] = sp
 	if res.AffinityClamped {
 		m.clamped[sp.Name] = true
@@ -217,6 +220,7 @@ func (m *model) removeServicePort(n graph.ServicePortName) []graph.Endpoint {
 	m.st.removeOwner(owner)
 	m.st.alloc.keepOnly(owner, nil)
 	m.host.replace(old, nil)
+	m.setUDPFragments(m.udp.update(n, old, nil))
 	delete(m.sps, n)
 	delete(m.trees, n)
 	delete(m.clamped, n)

@@ -31,7 +31,11 @@ func TestTrafficThroughServices(t *testing.T) {
 	tr.UpsertService(object.ServiceOf(Service("ns", "dns", ClusterIPs("10.96.0.53"), Port("dns", udp, 53, 0))))
 	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "dns-1", "dns", v4, SlicePort("dns", udp, 5353), onNode1(p1IP4.String()), onNode1(p2IP4.String()))))
 	tr.UpsertService(object.ServiceOf(Service("ns", "big", ClusterIPs("10.96.0.54"), Port("dns", udp, 53, 0))))
-	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "big-1", "big", v4, SlicePort("dns", udp, 5353), onNode1(p1IP4.String()), onNode2(remote.String()))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "big-1", "big", v4, SlicePort("dns", udp, 5353), onNode1(p1IP4.String()))))
+	tr.UpsertService(object.ServiceOf(Service("ns", "big6", ClusterIPs("fd00:96::54"), Port("dns", udp, 53, 0))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "big6-1", "big6", v6, SlicePort("dns", udp, 5353), onNode1(p1IP6.String()))))
+	tr.UpsertService(object.ServiceOf(Service("ns", "big-remote", ClusterIPs("10.96.0.55"), Port("dns", udp, 53, 0))))
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "big-remote-1", "big-remote", v4, SlicePort("dns", udp, 5353), onNode2(remote.String()))))
 	tr.UpsertService(object.ServiceOf(Service("ns", "sticky", ClusterIPs("10.96.0.20"), ClientIPAffinity(60), Port("http", tcp, 80, 0))))
 	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "sticky-1", "sticky", v4, SlicePort("http", tcp, 8080),
 		onNode1(p1IP4.String()), onNode1(p2IP4.String()), onNode2(remote.String()))))
@@ -62,11 +66,20 @@ func TestTrafficThroughServices(t *testing.T) {
 		}
 	})
 	// upstream's "should be able to handle large requests: udp": 2 000
-	// bytes each way, in IP fragments, to a local and a remote endpoint.
+	// bytes each way, so IP fragments, to a local and a remote endpoint
+	// and over IPv6;
+	// three datagrams from one socket (a new connection, then an
+	// established one).
 	t.Run("ClusterIP UDP datagrams over the MTU", func(t *testing.T) {
-		seen := probeMany(20, func() (string, error) { return ovstest.ProbeUDPSized(c, ap("10.96.0.54", 53), 2000, probeTimeout) })
-		if len(seen) != 2 || seen["p1"] == 0 || seen["r1"] == 0 {
-			t.Fatalf("answers %v, want p1 and r1", seen)
+		if id, err := ovstest.ProbeUDPSized(w.r1.NS, ap(p1IP4.String(), 5353), 2000, 3, probeTimeout); id != "p1" || err != nil {
+			t.Errorf("pod to pod, node-2 to node-1: %q, %v", id, err)
+		}
+		for vip, want := range map[string]string{"10.96.0.54": "p1", "10.96.0.55": "r1", "fd00:96::54": "p1"} {
+			for range 3 {
+				if id, err := ovstest.ProbeUDPSized(c, ap(vip, 53), 2000, 3, probeTimeout); id != want || err != nil {
+					t.Fatalf("%s: %q, %v; want %s", vip, id, err, want)
+				}
+			}
 		}
 	})
 	t.Run("NodePort from an external client", func(t *testing.T) {

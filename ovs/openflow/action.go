@@ -219,6 +219,9 @@ type CT struct {
 	NAT    *NAT // optional
 	// SetMark, MarkMask: exec(set_field:SetMark/MarkMask->ct_mark) on commit.
 	SetMark, MarkMask uint32
+	// Label, when valid: exec(set_field:Label->ct_label) on commit (an
+	// IPv4 address in bits 0..31, an IPv6 one whole: see labelOf).
+	Label netip.Addr
 }
 
 func (c CT) Text() string {
@@ -233,8 +236,16 @@ func (c CT) Text() string {
 	if c.NAT != nil {
 		parts = append(parts, c.NAT.text())
 	}
+	var exec []string
 	if c.MarkMask != 0 {
-		parts = append(parts, fmt.Sprintf("exec(set_field:0x%x/0x%x->ct_mark)", c.SetMark, c.MarkMask))
+		exec = append(exec, fmt.Sprintf("set_field:0x%x/0x%x->ct_mark", c.SetMark, c.MarkMask))
+	}
+	if c.Label.IsValid() {
+		l := labelOf(c.Label)
+		exec = append(exec, fmt.Sprintf("set_field:0x%x->ct_label", l[:]))
+	}
+	if len(exec) > 0 {
+		parts = append(parts, "exec("+strings.Join(exec, ",")+")")
 	}
 	return "ct(" + strings.Join(parts, ",") + ")"
 }
@@ -264,6 +275,10 @@ func (c CT) wire(b []byte) ([]byte, error) {
 	}
 	if c.MarkMask != 0 {
 		b = appendSetField(b, func(b []byte) []byte { return appendOXM32Masked(b, fieldCtMark, c.SetMark, c.MarkMask) })
+	}
+	if c.Label.IsValid() {
+		l := labelOf(c.Label)
+		b = appendSetField(b, func(b []byte) []byte { return appendOXM(b, fieldCtLabel, l[:], nil) })
 	}
 	return endAction(b, start), nil
 }

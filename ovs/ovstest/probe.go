@@ -161,41 +161,53 @@ func ProbeUDP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Durati
 // ProbeUDPSeen is ProbeUDP that also returns the source address the
 // server saw.
 func ProbeUDPSeen(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, netip.Addr, error) {
-	return probeUDP(ns, src, dst, []byte("probe"), timeout)
+	return probeUDP(ns, src, dst, []byte("probe"), 1, timeout)
 }
 
-// ProbeUDPSized is ProbeUDP with a datagram of size bytes (over the MTU,
-// IP fragments both ways: ServeUDP's answer carries the datagram back);
-// it fails unless the whole datagram came back.
-func ProbeUDPSized(ns string, dst netip.AddrPort, size int, timeout time.Duration) (string, error) {
+// ProbeUDPSized is ProbeUDP with rounds datagrams of size bytes from one
+// socket (over the MTU, IP fragments both ways: ServeUDP's answer carries
+// the datagram back); it fails unless every datagram came back whole from
+// one server, whose identity it returns.
+func ProbeUDPSized(ns string, dst netip.AddrPort, size, rounds int, timeout time.Duration) (string, error) {
 	payload := []byte("n" + strings.Repeat("o", size-1))
-	id, _, err := probeUDP(ns, netip.Addr{}, dst, payload, timeout)
+	id, _, err := probeUDP(ns, netip.Addr{}, dst, payload, rounds, timeout)
 	return id, err
 }
 
-// probeUDP sends payload and checks that ServeUDP's answer ("identity\n
-// seen address\n" and the payload) carries it back whole.
-func probeUDP(ns string, src netip.Addr, dst netip.AddrPort, payload []byte, timeout time.Duration) (string, netip.Addr, error) {
+// probeUDP sends payload rounds times and checks that each of ServeUDP's
+// answers ("identity\nseen address\n" and the payload) carries it back
+// whole, from one identity.
+func probeUDP(ns string, src netip.Addr, dst netip.AddrPort, payload []byte, rounds int, timeout time.Duration) (string, netip.Addr, error) {
 	c, err := dialFrom(ns, "udp", src, dst, timeout)
 	if err != nil {
 		return "", netip.Addr{}, err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(timeout))
-	if _, err := c.Write(payload); err != nil {
-		return "", netip.Addr{}, classify(err)
-	}
+	var id, first string
+	var seen netip.Addr
 	buf := make([]byte, 65536)
-	n, err := c.Read(buf)
-	if err != nil {
-		return "", netip.Addr{}, classify(err)
+	for r := range rounds {
+		if _, err := c.Write(payload); err != nil {
+			return "", netip.Addr{}, classify(err)
+		}
+		n, err := c.Read(buf)
+		if err != nil {
+			return "", netip.Addr{}, classify(err)
+		}
+		var rest, seenText, echoed string
+		id, rest, _ = strings.Cut(string(buf[:n]), "\n")
+		seenText, echoed, _ = strings.Cut(rest, "\n")
+		if echoed != string(payload) {
+			return id, netip.Addr{}, fmt.Errorf("answer %d from %q carried %d bytes back, not the %d sent", r+1, id, len(echoed), len(payload))
+		}
+		if r == 0 {
+			first = id
+		} else if id != first {
+			return id, netip.Addr{}, fmt.Errorf("answer %d from %q, the first from %q", r+1, id, first)
+		}
+		seen, _ = netip.ParseAddr(seenText)
 	}
-	id, rest, _ := strings.Cut(string(buf[:n]), "\n")
-	seenText, echoed, _ := strings.Cut(rest, "\n")
-	if echoed != string(payload) {
-		return id, netip.Addr{}, fmt.Errorf("answer from %q carried %d bytes back, not the %d sent", id, len(echoed), len(payload))
-	}
-	seen, _ := netip.ParseAddr(seenText)
 	return id, seen, nil
 }
 

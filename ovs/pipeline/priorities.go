@@ -22,13 +22,17 @@ const (
 	priorityConntrack uint16 = 200
 
 	// ConntrackState.
-	priorityInvalid         uint16 = 200 // conntrack says invalid: dropped
-	priorityServiceOriginal uint16 = 190 // a committed service connection, original direction: SNAT re-applied
-	priorityServiceReply    uint16 = 185 // a service connection's reply
-	priorityEstablished     uint16 = 180 // any other connection conntrack knows
+	priorityInvalid              uint16 = 200 // conntrack says invalid: dropped
+	priorityServiceOriginalLater uint16 = 195 // as the next, a later fragment: its destination rewritten to the endpoint first
+	priorityServiceOriginal      uint16 = 190 // a committed service connection, original direction: SNAT re-applied
+	priorityServiceReplyLater    uint16 = 187 // as the next, a later fragment: its source rewritten to the frontend
+	priorityServiceReply         uint16 = 185 // a service connection's reply
+	priorityEstablished          uint16 = 180 // any other connection conntrack knows
+	priorityNewConnection        uint16 = 100 // a new connection: to selection
 
-	// SessionAffinity: the flows learned for ClientIP affinity.
-	priorityLearned uint16 = 200
+	// SessionAffinity.
+	priorityLaterFragmentPort uint16 = 210 // a later fragment: its frontend IP's only UDP port
+	priorityLearned           uint16 = 200 // the flows learned for ClientIP affinity
 
 	// ServiceLB.
 	priorityFrontendFromNode  uint16 = 220 // externalTrafficPolicy Local: the node's own traffic, short-circuited and masqueraded
@@ -43,11 +47,12 @@ const (
 	priorityReselect     uint16 = 190 // a learned endpoint that is gone: choose again
 
 	// L3Forwarding.
-	priorityToPod       uint16 = 200 // a pod of this node
-	priorityToPeer      uint16 = 190 // another node's pod CIDR, through the tunnel
-	priorityToGatewayIP uint16 = 185 // a gateway IP: the host's
-	priorityNoSuchPod   uint16 = 180 // this node's pod CIDR, no pod there: dropped
-	priorityToHost      uint16 = 10  // anything else: the host
+	priorityLaterFragment uint16 = 250 // a later fragment of a connection just DNATed: its destination rewritten to the endpoint
+	priorityToPod         uint16 = 200 // a pod of this node
+	priorityToPeer        uint16 = 190 // another node's pod CIDR, through the tunnel
+	priorityToGatewayIP   uint16 = 185 // a gateway IP: the host's
+	priorityNoSuchPod     uint16 = 180 // this node's pod CIDR, no pod there: dropped
+	priorityToHost        uint16 = 10  // anything else: the host
 
 	// ServiceSNAT.
 	priorityHairpin          uint16 = 210 // a pod to itself through a service

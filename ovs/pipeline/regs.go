@@ -108,6 +108,10 @@ var (
 	isService    = regMark{serviceField, 1}
 	notService   = regMark{serviceField, 0}
 
+	fragmentField     = regField{0, 9, 1, "a later IP fragment of a service connection whose addresses the pipeline has rewritten (Fragments)"}
+	fragmentRewritten = regMark{fragmentField, 1}
+	fragmentAsIs      = regMark{fragmentField, 0}
+
 	outPortField = regField{1, 0, 32, "output port (L3Forwarding)"}
 	scratchField = regField{2, 0, 32, "scratch (the ARP responder swaps addresses through it)"}
 
@@ -115,6 +119,7 @@ var (
 	endpointIP6Field = xxregField{3, "the chosen endpoint's IPv6 address (overlaps reg12..reg15)"}
 
 	endpointPortField  = regField{4, 0, 16, "the chosen endpoint's port"}
+	frontendPortField  = regField{5, 0, 16, "a new connection's original destination port (ct_tp_dst), or for a later fragment its frontend IP's only UDP port (Fragments)"}
 	endpointStateField = regField{4, 16, 3, "endpoint selection: 1 to select, 2 selected, 3 selected, affinity to learn"}
 	toSelect           = regMark{endpointStateField, 1}
 	selected           = regMark{endpointStateField, 2}

@@ -318,9 +318,11 @@ func (b endpointBuckets) Bucket(i int) []of.Action {
 
 // dnat marks the packet as a service's, commits its connection in zone
 // with DNAT to the endpoint and continues in L3Forwarding.
+// The connection's label keeps the endpoint's address, for the later
+// fragments of its datagrams (fragments.go).
 func dnat(zone uint16, e graph.Endpoint) []of.Action {
 	return a(isService.set(), of.CT{Commit: true, Zone: zone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
-		SetMark: serviceConn.value, MarkMask: serviceConn.mask})
+		SetMark: serviceConn.value, MarkMask: serviceConn.mask, Label: e.IP})
 }
 
 // dnatFlow is dnat for an endpoint an affinity flow selected into the
@@ -348,6 +350,17 @@ func learnFlow(sp *graph.ServicePort, fe frontend, fam graph.IPFamily, proto of.
 		src, dst, addrBits, endpointIP = "NXM_NX_IPV6_SRC", "NXM_NX_IPV6_DST", 128, endpointIP6Field.learnCopy()
 	}
 	l4 := map[of.IPProto]string{of.ProtoTCP: "NXM_OF_TCP_DST", of.ProtoUDP: "NXM_OF_UDP_DST", of.ProtoSCTP: "OXM_OF_SCTP_DST"}[proto]
+	// UDP: the frontend as frontendMatch takes it (a fragment's own
+	// ports read 0).
+	dst16 := of.LearnSpec{Field: l4, Bits: 16, From: l4}
+	dstFrom := dst
+	if proto == of.ProtoUDP {
+		dst16.From = frontendPortField.nxm()
+		dstFrom = "NXM_NX_CT_NW_DST"
+		if fam == graph.IPv6 {
+			dstFrom = "NXM_NX_CT_IPV6_DST"
+		}
+	}
 	learn := of.Learn{
 		Table: SessionAffinity.ID, Priority: priorityLearned, IdleTimeout: uint16(timeout), DeleteLearned: true,
 		Cookie: of.CookieTag | of.CookieKindLearn | learnCookie(sp.Name),
@@ -356,8 +369,8 @@ func learnFlow(sp *graph.ServicePort, fe frontend, fam graph.IPFamily, proto of.
 			{Field: "NXM_OF_ETH_TYPE", TextName: "eth_type", Bits: 16, Value: uint64(ethType(fam))},
 			{Field: "NXM_OF_IP_PROTO", TextName: "nw_proto", Bits: 8, Value: uint64(proto)},
 			{Field: src, Bits: addrBits, From: src},
-			{Field: dst, Bits: addrBits, From: dst},
-			{Field: l4, Bits: 16, From: l4},
+			{Field: dst, Bits: addrBits, From: dstFrom},
+			dst16,
 			// ... and loads the endpoint chosen, marked selected.
 			endpointIP,
 			endpointPortField.learnCopy(),
@@ -374,8 +387,15 @@ func learnFlow(sp *graph.ServicePort, fe frontend, fam graph.IPFamily, proto of.
 }
 
 // frontendMatch matches new connections to a frontend in an endpoint
-// selection state.
+// selection state. UDP matches the connection's original tuple, which
+// every fragment of a datagram carries (fragments.go); TCP and SCTP
+// segment themselves below the path MTU and are never fragmented.
 func frontendMatch(fe frontend, fam graph.IPFamily, proto of.IPProto, state regMark) []of.Match {
+	if proto == of.ProtoUDP {
+		// Not the packet's protocol: an IPv6 later fragment's reads 44.
+		return m(of.EthType(ethType(fam)), of.CtState{Set: of.CtTrk, Unset: of.CtInv}, // OVS: ct_nw_* needs a valid connection
+			of.CtOrigDst{Proto: proto, IP: fe.ip}, frontendPortField.match(uint32(fe.port)), state.match())
+	}
 	return m(of.EthType(ethType(fam)), of.IPProto(proto), of.IPDst(host(fe.ip)), of.L4Dst{Proto: proto, Port: fe.port}, state.match())
 }
 

@@ -100,13 +100,20 @@ func StaticFlows(c *Config) []*of.Flow {
 		// (conntrack calls a connection new until it sees a reply) arrives
 		// here already DNATed, so it would match no frontend and leave
 		// without its SNAT.
+		// (fragmentRewritten as its later fragments' flow sets it: see
+		// fragmentFlows.)
 		add(flow(ConntrackState, priorityServiceOriginal, m(et, of.CtState{Set: of.CtTrk, Unset: of.CtRpl}, svc),
-			a(isService.set(), of.CT{Zone: c.snatZone(), Table: int(L3Forwarding.ID), NAT: &of.NAT{}}), nil))
+			a(isService.set(), fragmentRewritten.set(), of.CT{Zone: c.snatZone(), Table: int(L3Forwarding.ID), NAT: &of.NAT{}}), nil))
 	}
 	add(flow(ConntrackState, priorityServiceReply, m(of.CtState{Set: of.CtTrk | of.CtRpl, Unset: of.CtNew}, svc), a(isService.set()), &L3Forwarding),
 		flow(ConntrackState, priorityEstablished, m(of.CtState{Set: of.CtTrk, Unset: of.CtNew}), nil, &L3Forwarding))
-	// New connections take ConntrackState's miss: SessionAffinity, then
-	// ServiceLB, as subroutines (tables.go).
+	add(fragmentFlows(c)...)
+	// New connections: SessionAffinity, then ServiceLB, as subroutines
+	// (tables.go), with their original destination port, which frontends
+	// match (a later fragment's reads 0: fragments.go).
+	add(flow(ConntrackState, priorityNewConnection, m(of.CtState{Set: of.CtTrk, Unset: of.CtInv}),
+		a(newConn.set(), of.Move{Src: "NXM_NX_CT_TP_DST", Dst: frontendPortField.nxm(), Bits: frontendPortField.bits},
+			of.Resubmit(SessionAffinity.ID), of.Resubmit(ServiceLB.ID)), nil))
 
 	// ServiceLB: an endpoint chosen by affinity goes to DNAT (anything
 	// else no frontend took is not a service: the miss).

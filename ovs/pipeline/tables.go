@@ -64,8 +64,8 @@ var (
 		"every IP packet through the DNAT zone with `nat`",
 		dropMiss}
 	ConntrackState = Table{4, "ConntrackState",
-		"invalid dropped; original-direction packets of committed service connections (established, or a retransmitted SYN that conntrack still calls new) marked and their SNAT re-applied; new connections go to selection",
-		Miss{Actions: []of.Action{newConn.set(), of.Resubmit(SessionAffinity.ID), of.Resubmit(ServiceLB.ID)}}}
+		"invalid dropped; original-direction packets of committed service connections (established, or a retransmitted SYN that conntrack still calls new) marked and their SNAT re-applied; new connections go to selection with their original destination port in a register; later fragments of service connections get the addresses the first one got (Fragments)",
+		dropMiss} // every packet here has been through conntrack
 	SessionAffinity = Table{5, "SessionAffinity",
 		"learned affinity flows (client, frontend → endpoint); default: \"needs an endpoint\"",
 		Miss{Actions: []of.Action{toSelect.set()}}}
