@@ -18,8 +18,9 @@ const (
 	priorityNeighborDrop  uint16 = 150 // other neighbour discovery, multicast, broadcast
 	priorityIPOnward      uint16 = 100 // IP packets go on
 
-	// UnSNAT, ConntrackZone and ConntrackCommit: one kind of flow each.
-	priorityConntrack uint16 = 200
+	// UnSNAT, ConntrackZone and ConntrackCommit.
+	priorityConntrackFromTunnel uint16 = 210 // ConntrackCommit: a connection from the tunnel, marked
+	priorityConntrack           uint16 = 200
 
 	// ConntrackState.
 	priorityInvalid              uint16 = 200 // conntrack says invalid: dropped
@@ -47,18 +48,20 @@ const (
 	priorityReselect     uint16 = 190 // a learned endpoint that is gone: choose again
 
 	// L3Forwarding.
-	priorityLaterFragment uint16 = 250 // a later fragment of a connection just DNATed: its destination rewritten to the endpoint
-	priorityToPod         uint16 = 200 // a pod of this node
-	priorityToPeer        uint16 = 190 // another node's pod CIDR, through the tunnel
-	priorityToGatewayIP   uint16 = 185 // a gateway IP: the host's
-	priorityNoSuchPod     uint16 = 180 // this node's pod CIDR, no pod there: dropped
-	priorityToHost        uint16 = 10  // anything else: the host
+	priorityLaterFragment   uint16 = 250 // a later fragment of a connection just DNATed: its destination rewritten to the endpoint
+	priorityToPod           uint16 = 200 // a pod of this node
+	priorityReplyToPeerNode uint16 = 195 // a reply to a peer's own address on a connection it sent through the tunnel: back through it
+	priorityToPeer          uint16 = 190 // another node's pod CIDR, through the tunnel
+	priorityToGatewayIP     uint16 = 185 // a gateway IP: the host's
+	priorityNoSuchPod       uint16 = 180 // this node's pod CIDR, no pod there: dropped
+	priorityToHost          uint16 = 10  // anything else: the host
 
 	// ServiceSNAT.
-	priorityHairpin          uint16 = 210 // a pod to itself through a service
-	priorityMasqueradeToHost uint16 = 200 // masqueraded, leaving through the host: the virtual IP
-	priorityMasquerade       uint16 = 190 // masqueraded: the gateway IP
-	priorityNodeToHost       uint16 = 180 // the node's own service connection back to the host: the virtual IP
+	priorityHairpin           uint16 = 210 // a pod to itself through a service
+	priorityNodeThroughTunnel uint16 = 205 // overlay: the node's own, to another node's endpoint: no SNAT
+	priorityMasqueradeToHost  uint16 = 200 // masqueraded, leaving through the host: the virtual IP
+	priorityMasquerade        uint16 = 190 // masqueraded: the gateway IP
+	priorityNodeToHost        uint16 = 180 // the node's own service connection back to the host: the virtual IP
 
 	// Output.
 	priorityHostLoop uint16 = 210 // the host's non-service traffic back to the host: dropped

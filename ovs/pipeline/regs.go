@@ -141,6 +141,9 @@ func (m ctMark) String() string { return fmt.Sprintf("ct_mark[%d]", bits.Trailin
 // zone that committed it.
 var serviceConn = ctMark{0x10, 0x10, "the connection was DNATed (or SNATed) for a service"}
 
+// tunnelConn marks a connection that came in through the tunnel (overlay).
+var tunnelConn = ctMark{0x20, 0x20, "the connection came in through the tunnel (its replies to the peer's address go back through it)"}
+
 // loadEndpoint loads an endpoint's address into the registers.
 func loadEndpointIP(ip netip.Addr) of.Action {
 	if ip.Is4() {
@@ -165,13 +168,14 @@ func ipv4Value(ip netip.Addr) uint32 {
 // order: name, meaning.
 func registerDocs() [][2]string {
 	out := [][2]string{}
-	for _, f := range []regField{sourceField, thisNodeField, newConnField, masqueradeField, destField, serviceField,
+	for _, f := range []regField{sourceField, thisNodeField, newConnField, masqueradeField, destField, serviceField, fragmentField,
 		outPortField, scratchField, endpointIPField} {
 		out = append(out, [2]string{f.String(), f.what})
 	}
 	out = append(out, [2]string{fmt.Sprintf("xxreg%d", endpointIP6Field.xxreg), endpointIP6Field.what})
-	for _, f := range []regField{endpointPortField, endpointStateField} {
+	for _, f := range []regField{endpointPortField, endpointStateField, frontendPortField} {
 		out = append(out, [2]string{f.String(), f.what})
 	}
-	return append(out, [2]string{serviceConn.String(), serviceConn.what})
+	return append(out, [2]string{serviceConn.String(), serviceConn.what}, [2]string{tunnelConn.String(), tunnelConn.what},
+		[2]string{"ct_label", "a service connection's endpoint address (IPv4 in bits 0..31), for its later fragments (Fragments)"})
 }

@@ -154,12 +154,25 @@ func StaticFlows(c *Config) []*of.Flow {
 		if gw, ok := graph.FirstOfFamily(c.GatewayIPs(), fam); ok {
 			add(flow(ServiceSNAT, priorityMasquerade, m(et, newConn.match(), masquerade.match()), snat(c, gw), nil))
 		}
+		// Overlay: the node's own service connections to another node's
+		// endpoint keep their source, the node's address as a kernel's
+		// masquerade would give it (upstream's ETP=Local short-circuit
+		// preserves it); their replies come back through the tunnel
+		// (PeerFlows), not around the bridge.
+		if c.TunnelPort != 0 {
+			add(flow(ServiceSNAT, priorityNodeThroughTunnel, m(et, newConn.match(), fromNode.match(), toTunnel.match()), nil, &ConntrackCommit))
+		}
 	}
 
-	// ConntrackCommit: commit new connections that are not services.
+	// ConntrackCommit: commit new connections that are not services; those
+	// that came through the tunnel marked so, for their replies (PeerFlows).
 	for _, et := range ipTypes {
 		add(flow(ConntrackCommit, priorityConntrack, m(et, newConn.match(), notService.match()),
 			a(of.CT{Commit: true, Zone: c.CtZone, Table: -1}), &Output))
+		if c.TunnelPort != 0 {
+			add(flow(ConntrackCommit, priorityConntrackFromTunnel, m(et, newConn.match(), notService.match(), fromTunnel.match()),
+				a(of.CT{Commit: true, Zone: c.CtZone, Table: -1, SetMark: tunnelConn.value, MarkMask: tunnelConn.mask}), &Output))
+		}
 	}
 
 	// Output: to the chosen port. Traffic from the host back to the host
@@ -217,9 +230,14 @@ func PeerFlows(c *Config, p Peer) []*of.Flow {
 		return nil
 	}
 	var fs []*of.Flow
+	toPeer := a(of.DecTTL{}, of.SetEthSrc(c.RouterMAC), of.SetEthDst(c.RouterMAC), of.SetTunDst(p.IP), outPortField.load(c.TunnelPort), toTunnel.set())
 	for _, cidr := range p.PodCIDRs {
-		fs = append(fs, flow(L3Forwarding, priorityToPeer, m(of.EthType(ethType(graph.FamilyOf(cidr.Addr()))), of.IPDst(cidr.Masked())),
-			a(of.DecTTL{}, of.SetEthSrc(c.RouterMAC), of.SetEthDst(c.RouterMAC), of.SetTunDst(p.IP), outPortField.load(c.TunnelPort), toTunnel.set()), &ServiceSNAT))
+		fs = append(fs, flow(L3Forwarding, priorityToPeer, m(of.EthType(ethType(graph.FamilyOf(cidr.Addr()))), of.IPDst(cidr.Masked())), toPeer, &ServiceSNAT))
 	}
+	// Replies of connections the peer sent through the tunnel from its own
+	// address go back through it, to the peer's bridge, which holds their
+	// NAT (ServiceSNAT's priorityNodeThroughTunnel).
+	fs = append(fs, flow(L3Forwarding, priorityReplyToPeerNode,
+		m(of.EthType(ethType(graph.FamilyOf(p.IP))), of.CtState{Set: of.CtTrk | of.CtRpl}, tunnelConn.match(), of.IPDst(host(p.IP))), toPeer, &ServiceSNAT))
 	return fs
 }
