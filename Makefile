@@ -25,8 +25,8 @@ build:
 
 ## test: lint, unit and integration tests (race detector), the conformance
 ## matrix, the real-API-server e2e and chart tests, the real node,
-## upstream's network e2e on it, the third-party example module, and a
-## bounded fuzz run.
+## upstream's network e2e on three real nodes (routed and overlay), the
+## third-party example module, and a bounded fuzz run.
 test: lint unit conformance e2e e2e-node e2e-upstream example fuzz
 	@echo "make test: all passed"
 

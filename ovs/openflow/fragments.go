@@ -61,11 +61,3 @@ func labelOf(ip netip.Addr) [16]byte {
 	}
 	return ip.As16()
 }
-
-var (
-	fieldIPFrag    = oxmField("NXM_NX_IP_FRAG")
-	fieldCtNwProto = oxmField("NXM_NX_CT_NW_PROTO")
-	fieldCtNwDst   = oxmField("NXM_NX_CT_NW_DST")
-	fieldCtIPv6Dst = oxmField("NXM_NX_CT_IPV6_DST")
-	fieldCtLabel   = oxmField("NXM_NX_CT_LABEL")
-)
