@@ -134,7 +134,18 @@ type Move struct {
 	Bits     uint16
 }
 
-func (m Move) Text() string                  { return fmt.Sprintf("move:%s[]->%s[]", m.Src, m.Dst) }
+// Text names the bits moved as ovs-ofctl reads them: a field moved whole
+// as NAME[], part of one from bit 0 as NAME[0..Bits-1].
+func (m Move) Text() string {
+	return fmt.Sprintf("move:%s->%s", bitRange(m.Src, m.Bits), bitRange(m.Dst, m.Bits))
+}
+
+func bitRange(field string, bits uint16) string {
+	if h, err := openflow15.FindFieldHeaderByName(field, false); err == nil && uint16(h.Length)*8 > bits {
+		return fmt.Sprintf("%s[0..%d]", field, bits-1)
+	}
+	return field + "[]"
+}
 func (m Move) wire(b []byte) ([]byte, error) { return viaLibOpenflow(b, m) }
 func (m Move) of() (openflow15.Action, error) {
 	src, err := openflow15.FindFieldHeaderByName(m.Src, false)
