@@ -3,20 +3,22 @@
 #  - Debian's containerd 1.6, runc and CNI plugins (apt, as root) — only the
 #    binaries are used: the test starts its own containerd with its own root,
 #    state and socket, never the system service;
-#  - kubelet v1.35 (the last release that supports containerd 1.x, within
-#    the version skew of the v1.36 API server) and kube-controller-manager
-#    and kube-scheduler v1.36 (the API server's version), built from the Go
-#    module proxy like hack/ensure-kube.sh builds kube-apiserver (a scratch
-#    module requiring k8s.io/kubernetes, staging modules replaced by their
-#    releases), into ~/.cache/switchyard. Cold: ~15-20 min on 2 cores.
+#  - kubelet, kube-controller-manager and kube-scheduler v1.36 (the API
+#    server's version), built from the Go module proxy like
+#    hack/ensure-kube.sh builds kube-apiserver (a scratch module requiring
+#    k8s.io/kubernetes, staging modules replaced by their releases), into
+#    ~/.cache/switchyard. One Kubernetes tree for all three: the kubelet
+#    v1.36 still falls back to its own cgroupDriver when containerd 1.6
+#    answers RuntimeConfig with Unimplemented (it counts that in
+#    kubelet_cri_losing_support, "1.37.0"), so v1.36 is the last kubelet
+#    that runs on Debian 12's containerd.
 # Prints the directory holding kubelet, kube-controller-manager and
 # kube-scheduler.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.4}
-KUBELET_VERSION=${KUBELET_VERSION:-v1.35.4}
 CACHE=${SWITCHYARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/switchyard}
-out="$CACHE/node-$K8S_VERSION-kubelet-$KUBELET_VERSION"
+out="$CACHE/node-$K8S_VERSION"
 GO=${GO:-go}
 
 need=(containerd containerd-shim-runc-v2 ctr runc /usr/lib/cni/loopback)
@@ -80,6 +82,6 @@ if [ ! -x "$out/kubelet" ] || [ ! -x "$out/kube-controller-manager" ] || [ ! -x 
 	export GOFLAGS=-mod=mod CGO_ENABLED=0 GOWORK=off
 	build "$K8S_VERSION" k8s.io/kubernetes/cmd/kube-controller-manager kube-controller-manager
 	build "$K8S_VERSION" k8s.io/kubernetes/cmd/kube-scheduler kube-scheduler
-	build "$KUBELET_VERSION" k8s.io/kubernetes/cmd/kubelet kubelet
+	build "$K8S_VERSION" k8s.io/kubernetes/cmd/kubelet kubelet
 fi
 echo "$out"

@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// startKubelet starts the node's kubelet (v1.35: the last release that
-// supports containerd 1.x) in the node's namespace, with its own root
+// startKubelet starts the node's kubelet (v1.36, on Debian's containerd
+// 1.6: hack/ensure-node.sh says why that works) in the node's namespace, with its own root
 // directory, pod log directory and cgroup root, and undoes what it leaves
 // when the test ends: the pods' cgroups, the kernel settings it changes,
 // the log links it makes in /var/log/containers.

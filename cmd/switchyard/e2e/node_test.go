@@ -36,7 +36,7 @@ func TestRealNode(t *testing.T) {
 	n := newRealNode(t, images)
 	var lat latencies
 	t.Cleanup(func() {
-		lat.write(t, "Real node (make e2e-node): kubelet v1.35, containerd 1.6, kube-apiserver v1.36, switchyard from the chart")
+		lat.write(t, "Real node (make e2e-node): kubelet v1.36, containerd 1.6, kube-apiserver v1.36, switchyard from the chart")
 	})
 
 	node := fromNamespace("node", n.Host.NS)
