@@ -63,6 +63,10 @@ func TestJudge(t *testing.T) {
 				out = append(out, Answer{Outcome: Rejected})
 			case "none":
 				out = append(out, Answer{Outcome: Dropped, Detail: "timeout"})
+			case "unreachable":
+				out = append(out, Answer{Outcome: Unreachable, Detail: "no route to host"})
+			case "failed":
+				out = append(out, Answer{Outcome: Failed, Detail: "no pod p9"})
 			default:
 				out = append(out, Answer{Outcome: Answered, Identity: id})
 			}
@@ -97,6 +101,13 @@ func TestJudge(t *testing.T) {
 		{"dropped but refused", Expect{Outcome: ExpectDropped}, ans("refused"), false},
 		{"unreached either way", Expect{Outcome: ExpectUnreached}, ans("refused", "none"), true},
 		{"unreached but answered", Expect{Outcome: ExpectUnreached}, ans("none", "p1:8080"), false},
+		{"unreached: host unreachable", Expect{Outcome: ExpectUnreached}, ans("unreachable", "none"), true},
+		{"unreached but the harness failed", Expect{Outcome: ExpectUnreached}, ans("none", "failed"), false},
+		{"unreached but every probe failed", Expect{Outcome: ExpectUnreached}, ans("failed", "failed"), false},
+		{"rejected but host unreachable", Expect{Outcome: ExpectRejected}, ans("unreachable"), false},
+		{"dropped but host unreachable", Expect{Outcome: ExpectDropped}, ans("unreachable"), false},
+		{"rejected but the harness failed", Expect{Outcome: ExpectRejected}, ans("failed"), false},
+		{"reaches but the harness failed", Expect{Reaches: []string{"p1"}}, ans("p1:8080", "failed"), false},
 		{"source as expected", Expect{Reaches: []string{"external"}, Source: "node"}, from("192.168.100.10", "external:9090"), true},
 		{"source not masqueraded", Expect{Reaches: []string{"external"}, Source: "node"}, from("10.244.1.7", "external:9090"), false},
 		{"source unknown to the harness", Expect{Reaches: []string{"r1"}, Source: "c"}, ans("r1:8080"), false},

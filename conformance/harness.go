@@ -66,12 +66,16 @@ type Probe struct {
 type Outcome string
 
 // The outcomes a harness reports, in the words a case expects them
-// (ExpectRejected, ExpectDropped).
+// (ExpectRejected, ExpectDropped). Rejected, Dropped and Unreachable are
+// the network's non-answers; Failed is the harness's own failure (no such
+// pod, no probe for the protocol, an error it cannot classify, a graph it
+// could not read) and satisfies no expectation.
 const (
-	Answered Outcome = "answered" // a backend answered; Answer.Identity says which
-	Rejected Outcome = "rejected" // TCP reset or ICMP unreachable
-	Dropped  Outcome = "dropped"  // no answer at all within the probe's timeout
-	Failed   Outcome = "failed"   // anything else (Answer.Detail says what)
+	Answered    Outcome = "answered"    // a backend answered; Answer.Identity says which
+	Rejected    Outcome = "rejected"    // TCP reset or ICMP port unreachable
+	Dropped     Outcome = "dropped"     // no answer at all within the probe's timeout
+	Unreachable Outcome = "unreachable" // ICMP host or network unreachable, or no route
+	Failed      Outcome = "failed"      // anything else (Answer.Detail says what)
 )
 
 // Answer is what a harness saw of one connection.

@@ -30,6 +30,9 @@ func judge(e Expect, dst netip.Addr, as []Answer) string {
 		if n := count(as, Answered); n > 0 {
 			return bad(fmt.Sprintf("%d of %d answered", n, len(as)))
 		}
+		if n := count(as, Failed); n > 0 {
+			return bad(fmt.Sprintf("%d of %d failed in the harness, not in the network", n, len(as)))
+		}
 		return ""
 	}
 	ids := map[string]int{}

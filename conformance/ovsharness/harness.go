@@ -255,6 +255,8 @@ func (w *World) Probe(p conformance.Probe) conformance.Answer {
 		return conformance.Answer{Outcome: conformance.Rejected, Detail: err.Error()}
 	case errors.Is(err, ovstest.ErrTimeout):
 		return conformance.Answer{Outcome: conformance.Dropped, Detail: fmt.Sprintf("nothing within %v", w.Timeout)}
+	case errors.Is(err, ovstest.ErrUnreachable):
+		return conformance.Answer{Outcome: conformance.Unreachable, Detail: err.Error()}
 	}
 	return conformance.Answer{Outcome: conformance.Failed, Detail: err.Error()}
 }

@@ -92,6 +92,10 @@ var ErrRefused = errors.New("refused")
 // ErrTimeout is a probe that got no answer.
 var ErrTimeout = errors.New("no answer")
 
+// ErrUnreachable is a probe the network said it cannot deliver: ICMP host
+// or network unreachable, or no route in the client's own table.
+var ErrUnreachable = errors.New("unreachable")
+
 func classify(err error) error {
 	var ne net.Error
 	switch {
@@ -99,6 +103,8 @@ func classify(err error) error {
 		return nil
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ErrRefused
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return fmt.Errorf("%w: %v", ErrUnreachable, err)
 	case errors.As(err, &ne) && ne.Timeout():
 		return ErrTimeout
 	}
