@@ -22,6 +22,7 @@ func BenchmarkParse(b *testing.B) {
 					b.Fatalf("%d services, errors %v", len(l.Services), l.Errors)
 				}
 			}
+			b.ReportMetric(float64(len(data))/1e6, "file-MB")
 		})
 	}
 }
