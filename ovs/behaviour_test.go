@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,6 +72,9 @@ func TestForeignFlowsAndGroupsAreNeverTouched(t *testing.T) {
 		}
 	}
 	check("after sync")
+	if ids := groupIDs(w.o.Ofctl("dump-groups", bridge)); len(ids) < 3 { // 7 and the two Services'
+		t.Fatalf("groups after sync: %v, want ours beside the foreign one", ids)
+	}
 	for _, m := range flowLine.FindAllStringSubmatch(w.o.Ofctl("dump-flows", bridge), -1) {
 		if !strings.HasPrefix(m[1], "0x5359") && m[1] != "0x1234" {
 			t.Fatalf("a flow without our tag appeared: %v", m[0])
@@ -88,9 +92,21 @@ func TestForeignFlowsAndGroupsAreNeverTouched(t *testing.T) {
 	if n := len(ourFlows(w)); n != 0 {
 		t.Fatalf("cleanup left %d of our flows", n)
 	}
-	if strings.Contains(w.o.Ofctl("dump-groups", bridge), "group_id=2") { // ours are >= 0x80000000
-		t.Fatalf("cleanup left our groups:\n%s", w.o.Ofctl("dump-groups", bridge))
+	if got := groupIDs(w.o.Ofctl("dump-groups", bridge)); !slices.Equal(got, []string{"7"}) {
+		t.Fatalf("groups after cleanup: %v, want only the foreign group 7", got)
 	}
+}
+
+var groupLine = regexp.MustCompile(`(?m)^\s*group_id=(\d+),`)
+
+// groupIDs are the IDs of every group in an ovs-ofctl dump-groups, sorted.
+func groupIDs(dump string) []string {
+	var ids []string
+	for _, m := range groupLine.FindAllStringSubmatch(dump, -1) {
+		ids = append(ids, m[1])
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // Without affinity an endpoint lives only in its service port's group

@@ -86,7 +86,10 @@ func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort, capture
 	// the bridge's, never the host's. (The kernel datapath takes such
 	// packets from the host's stack; the userspace datapath reads them as a
 	// raw socket and leaves them to it, which would answer or route them.)
-	tx.Add(&knftables.Rule{Chain: chainPodPorts, Rule: knftables.Concat("iifname", quote(c.PodPortPrefix+"*"), "drop")})
+	// Without a prefix the pattern would be "*", every interface: no rule.
+	if c.PodPortPrefix != "" {
+		tx.Add(&knftables.Rule{Chain: chainPodPorts, Rule: knftables.Concat("iifname", quote(c.PodPortPrefix+"*"), "drop")})
+	}
 
 	// NodePorts on the node's addresses, from outside and from the node
 	// itself, go to the NodePort address, which is routed into the bridge.

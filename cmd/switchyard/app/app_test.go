@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -77,8 +79,14 @@ spec: {ports: [{port: eighty}]}
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "10.244.0.5:8080") {
-		t.Errorf("the valid endpoint is missing:\n%s", out)
+	// The whole table: the valid endpoint in it, the invalid one nowhere.
+	want := `node n: 1 service ports
+
+SERVICE PORT       FRONTENDS      POLICY int/ext   AFFINITY  INTERNAL ENDPOINTS  EXTERNAL ENDPOINTS
+shop/web:http/TCP  10.96.0.10:80  Cluster/Cluster  -         10.244.0.5:8080     -
+`
+	if d := cmp.Diff(want, out); d != "" {
+		t.Errorf("graph output (-want +got):\n%s", d)
 	}
 	for _, want := range []string{"EndpointSlice shop/web-1 endpoints[0].addresses[0]: InvalidIP", "document 3 (line 17) Service default/broken"} {
 		if !strings.Contains(errOut, want) {
