@@ -340,13 +340,6 @@ func (h *Host) LinkMTU(ip netip.Addr) (int, bool) {
 	return 0, false
 }
 
-// OnLink reports whether the host reaches ip without a router (a peer
-// in the same subnet, which routed mode can route pod CIDRs through).
-func (h *Host) OnLink(ip netip.Addr) bool {
-	rs, err := h.nl.RouteGet(net.IP(ip.AsSlice()))
-	return err == nil && len(rs) > 0 && rs[0].Gw == nil
-}
-
 func ipNet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 }

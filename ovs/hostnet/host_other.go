@@ -38,8 +38,6 @@ func (h *Host) Cleanup(context.Context) error { return errNotLinux }
 // LinkMTU knows nothing outside Linux.
 func (h *Host) LinkMTU(netip.Addr) (int, bool) { return 0, false }
 
-// OnLink knows nothing outside Linux.
-func (h *Host) OnLink(netip.Addr) bool { return false }
 
 // Unroutable knows nothing outside Linux.
 func (h *Host) Unroutable() []Route { return nil }
