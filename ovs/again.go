@@ -14,8 +14,8 @@ import (
 // keeps their hashes (a flow's cookie, identity and sum; a group's bucket
 // signature), and when a message or a report needs one (a repair after a
 // read-back, a modified group, a report of a shadowed flow) its owner
-// renders them again, once per owner per commit. At 10k Services the kept
-// flows and groups were ~8 MiB of a ~60 MiB heap.
+// renders them again, once per owner per commit. Kept, they were a large
+// part of the heap (docs/scale.md, "Figures behind the code").
 
 // rendering is what an owner wants, rendered again.
 type rendering struct {

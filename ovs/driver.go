@@ -281,8 +281,8 @@ func (d *Driver) commitFlowsLocked(ctx context.Context) error { return d.flows.c
 // Sync implements dataplanes.Driver. The first one adopts what an earlier
 // run installed: unchanged flows and groups stay untouched. The bridge is
 // read back and brought to the snapshot while, alongside, the host is
-// (its routes and nftables depend on the model only, not on the bridge):
-// at 10k Services each side takes about as long as the other.
+// (its routes and nftables depend on the model only, not on the bridge),
+// as each side takes about as long as the other (docs/scale.md).
 func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

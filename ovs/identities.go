@@ -9,7 +9,7 @@ import "slices"
 // reported, so the choice is stable across resyncs instead of the later
 // add replacing the earlier one every time. Nearly every identity has one
 // flow: it is kept as a cookie, and only identities with several get a
-// list (a list for each was ~1.4 MiB at 10k Services).
+// list (a list for each cost memory for nothing: docs/scale.md).
 type identityIndex struct {
 	one  map[uint64]uint64   // identity -> its only flow's cookie
 	many map[uint64][]uint64 // identity -> its flows' cookies, when several

@@ -155,8 +155,8 @@ func (si *serviceInfo) servicePort(p portInfo, eps []candidate, node graph.Node,
 	}
 	// Most service ports have the same endpoints in several lists (every
 	// externally reachable one without traffic policies): they share one
-	// list, as the graph is read-only (at 10k Services the copies were a
-	// third of the graph's memory).
+	// list, as the graph is read-only (copies were a third of the graph's
+	// memory: docs/scale.md, "Figures behind the code").
 	var was [3]graph.EndpointList
 	if prev != nil {
 		was = [3]graph.EndpointList{prev.InternalEndpoints, prev.ExternalEndpoints, prev.ShortCircuitEndpoints}

@@ -82,8 +82,8 @@ func (e Endpoint) Zone() string { return e.Place.Zone() }
 
 // Place is a node and a zone, each pair kept once (a unique.Handle): an
 // endpoint carries one word for them instead of two strings, and two
-// places compare with == (at 10k Services the graph's endpoints were ~8 of
-// a ~60 MiB heap, 72 bytes each; 40 with a Place).
+// places compare with == (endpoints are most of the graph's memory:
+// docs/scale.md, "Figures behind the code").
 type Place struct{ h unique.Handle[place] }
 
 type place struct{ node, zone string }

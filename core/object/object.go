@@ -3,9 +3,8 @@
 // proxy reads, laid out flat. Sources convert what they receive (the kube
 // source inside its informers, so the caches hold these copies and not the
 // API types) and hand the copies to the core; nothing else of an object is
-// kept. At 10k Services with 100k endpoints the API types, trimmed, were
-// ~30 MiB of a ~75 MiB live heap; these copies, with the strings they
-// share with the decoded objects, are ~12 MiB (docs/scale.md).
+// kept. The API types, even trimmed, were the largest part of the live
+// heap; these copies are less than half of them (docs/scale.md, "RSS").
 //
 // Validation is not done here: a copy keeps the raw values (addresses as
 // strings, ports as numbers) so that core/build can refuse them with the

@@ -41,7 +41,7 @@ type sliceKey struct{ namespace, name string }
 // serviceState is everything the tracker keeps per Service key.
 type serviceState struct {
 	svc        *object.Service
-	slices     []*build.PreparedSlice // any order, one per name (most Services have one or two: a map each was ~4 MiB at 10k)
+	slices     []*build.PreparedSlice // any order, one per name (most Services have one or two: a slice, not a map each)
 	merged     build.Merged           // what its last build merged from its slices (for the next)
 	applied    []*graph.ServicePort   // as last committed, sorted
 	rejections []build.Rejection      // from the last build
@@ -113,7 +113,7 @@ func (t *Tracker) state(k svcKey) *serviceState {
 // Changes the tracker hears before its first full batch is committed (the
 // initial lists, whatever their trigger times) are not measured for network
 // programming latency: they are the state at start, not changes, and a
-// restart at 10k Services reported thousands of old trigger times
+// restart of a large cluster reported thousands of old trigger times
 // (upstream too measures only trigger times after its tracker started).
 func (t *Tracker) markDirty(k svcKey, at time.Time) {
 	st := t.state(k)

@@ -38,7 +38,6 @@ func (h *Host) Cleanup(context.Context) error { return errNotLinux }
 // LinkMTU knows nothing outside Linux.
 func (h *Host) LinkMTU(netip.Addr) (int, bool) { return 0, false }
 
-
 // Unroutable knows nothing outside Linux.
 func (h *Host) Unroutable() []Route { return nil }
 

@@ -117,7 +117,7 @@ func readMessage(r *bufio.Reader, buf []byte) (uint8, uint32, []byte, error) {
 
 // read runs until the connection ends. Every message is handled before
 // the next is read, so one buffer serves them all (a periodic resync's
-// dump at 10k Services is ~15 MB of replies).
+// dump is large: docs/scale.md, "Figures behind the code").
 func (bc *bulkConn) read(r *bufio.Reader) {
 	var buf []byte
 	for {

@@ -27,8 +27,8 @@ type GroupInfo struct {
 const dumpTimeout = 15 * time.Second
 
 // Dumps go over the bulk connection and are read from the wire for the
-// few fields the driver needs (at 10k Services, libOpenflow decoding every
-// dumped flow's match and actions was most of a periodic resync's time;
+// few fields the driver needs (libOpenflow decoding every dumped flow's
+// match and actions was most of a periodic resync's time, docs/scale.md;
 // and it cannot decode group descriptions that carry a selection method).
 // The layouts are OpenFlow 1.5's (ofp_flow_desc, ofp_group_desc,
 // ofp_bucket).

@@ -196,8 +196,8 @@ type Group struct {
 
 // Buckets are a group's buckets, built when a message or text needs them:
 // a driver keeps every installed group for as long as it is installed,
-// and its buckets' actions only while they are sent (at 10k Services the
-// kept actions were a tenth of the heap).
+// and its buckets' actions only while they are sent (kept, they were a
+// tenth of the heap: docs/scale.md, "Figures behind the code").
 type Buckets interface {
 	Len() int
 	// Bucket returns the actions of bucket i, new on each call.

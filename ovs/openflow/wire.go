@@ -10,9 +10,9 @@ import (
 
 // The OpenFlow 1.5 encoding of flows and groups, appended to a buffer.
 //
-// A cold sync at 10k Services sends ~23k flows and ~11k groups with
-// ~100k buckets; built as libOpenflow structures and marshalled, that was
-// ~10 million allocations and most of the driver's CPU. So the driver
+// A cold sync sends a flow or two per frontend and a bucket per endpoint;
+// built as libOpenflow structures and marshalled, that was millions of
+// allocations and most of the driver's CPU (docs/scale.md). So the driver
 // encodes its flows and groups itself, straight into the bytes it sends
 // (and hashes the same bytes into cookies and bucket IDs). The encoding is
 // held to libOpenflow's byte for byte by the tests (wire_test.go), for

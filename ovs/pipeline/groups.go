@@ -15,9 +15,9 @@ import (
 // read back in one group description, whose length is 16 bits too. OVS
 // 3.1 can grow a group past that with insert-bucket messages, but each
 // one checks the whole group for duplicate bucket IDs pair by pair
-// (ofproto.c, copy_buckets_for_insert_bucket): one endpoint added to a
-// 10 000-endpoint group took ~100 ms of ovs-vswitchd here, and such a
-// group cannot be dumped (ovs-ofctl fails to read the description back).
+// (ofproto.c, copy_buckets_for_insert_bucket), quadratic in the group's
+// size (docs/scale.md, "One large Service"), and such a group cannot be
+// dumped (ovs-ofctl fails to read the description back).
 //
 // So a list of up to LeafSize endpoints is one group, as it always was,
 // and a longer one is a tree: a group of groups whose buckets each send

@@ -41,8 +41,8 @@ type runOptions struct {
 }
 
 // stallTimeout is how long one sync attempt may run before /livez fails
-// (the loop is stuck in the driver): far past a cold sync at 10k Services
-// (1.5 s on OVS) or a driver's own timeouts.
+// (the loop is stuck in the driver): far past a cold sync of a large
+// cluster (docs/scale.md) or a driver's own timeouts.
 const stallTimeout = 5 * time.Minute
 
 func newRunCommand() *cobra.Command {
@@ -128,8 +128,8 @@ func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
 	p.hc.Sync(s)
 	// A full sync leaves what it read back and compared as garbage (the
 	// first one also the start's: the initial lists or the file,
-	// decoded): ~20 MiB at 10k Services for a periodic one, a third of
-	// the live heap. Collected and handed back to the OS now, in the
+	// decoded), a third of the live heap for a periodic one
+	// (docs/scale.md, "RSS"). Collected and handed back to the OS now, in the
 	// background (the sync is done), RSS stays near the live heap
 	// instead of growing to twice it before the next collection; it
 	// costs one collection per --sync-period. docs/scale.md has the
@@ -203,8 +203,8 @@ func (o *runOptions) run(ctx context.Context) error {
 	// changes; one heard before is taken by its first full sync.
 	tr := tracker.New(tracker.Options{NodeName: o.src.nodeName, Build: bo, Observer: obs, Peers: o.src.peers})
 	// The source reads its initial state (the API server's lists, or the
-	// file) while the driver opens the dataplane: at 10k Services each
-	// takes a while.
+	// file) while the driver opens the dataplane: in a large cluster
+	// each takes a while.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	started := make(chan error, 1)

@@ -74,8 +74,8 @@ func init() {
 // Parse reads every document of a file's contents. It never fails as a
 // whole: each unusable document is listed in Errors and the rest load.
 // Documents (and a List's items) are decoded in parallel, then taken in
-// order: decoding YAML is nearly all of the time, ~3.7 s on one core for
-// 10k Services.
+// order: decoding YAML is nearly all of the time (docs/scale.md,
+// "Process start to first sync").
 func Parse(name string, data []byte) Load {
 	l := Load{Ignored: map[string]int{}, seen: map[string]int{}}
 	var docs []document

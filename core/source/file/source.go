@@ -24,7 +24,7 @@ type Source struct {
 	// OnLoad, if set, is told about every load that reached the sink.
 	OnLoad func(Load)
 
-	last     *[sha256.Size]byte // digest of the contents last loaded (not the contents: 13 MiB at 10k Services)
+	last     *[sha256.Size]byte // digest of the contents last loaded (not the contents: a large file)
 	lastStat stamp
 	current  map[string]any  // by objectKey, as handed to the sink
 	reported map[string]bool // errors already reported, by text

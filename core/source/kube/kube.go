@@ -83,7 +83,7 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 		informers.WithTransform(trim))
 
 	// Without the by-namespace index the factory's informers carry:
-	// nothing here looks objects up by namespace (~1.5 MiB at 10k).
+	// nothing here looks objects up by namespace, and it costs memory.
 	noIndex := cache.Indexers{}
 	svcInf := objects.InformerFor(&v1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		return coreinformers.NewFilteredServiceInformer(c, metav1.NamespaceAll, resync, noIndex, selected)
