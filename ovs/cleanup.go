@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/switchyard-proxy/switchyard/cni"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 )
 
 // cleanupNode removes what the driver and switchyard-cni put on the node
@@ -25,7 +25,7 @@ func (d *Driver) cleanupNode(ctx context.Context) error {
 	if d.db != nil {
 		errs = append(errs, d.cleanupPorts(ctx))
 	}
-	errs = append(errs, removeFile(o.NodeFile), removeAll(filepath.Join(o.IPAMDir, cni.NetworkName)))
+	errs = append(errs, removeFile(o.NodeFile), removeAll(filepath.Join(o.IPAMDir, podport.NetworkName)))
 	errs = append(errs, uninstallCNI(o))
 	return errors.Join(errs...)
 }
@@ -41,7 +41,7 @@ func (d *Driver) cleanupPorts(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	for _, i := range ifaces {
-		if i.ExternalIDs[cni.KeyContainerID] == "" {
+		if i.ExternalIDs[podport.KeyContainerID] == "" {
 			continue
 		}
 		errs = append(errs, d.db.DeletePort(ctx, o.Bridge, i.Name), d.host.DeleteLink(i.Name))

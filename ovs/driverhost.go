@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/switchyard-proxy/switchyard/cni"
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 	"k8s.io/klog/v2"
 )
 
@@ -53,9 +53,9 @@ func (d *Driver) syncHostLocked(ctx context.Context) error {
 		}
 		d.mtu = mtu
 	}
-	n := cni.NodeNetwork{Node: m.node.Name, PodCIDRs: m.cfg.PodCIDRs, Gateways: m.cfg.GatewayIPs(), MTU: mtu,
+	n := podport.NodeNetwork{Node: m.node.Name, PodCIDRs: m.cfg.PodCIDRs, Gateways: m.cfg.GatewayIPs(), MTU: mtu,
 		TxChecksumOffload: d.opts.DatapathType != "netdev"}
-	if err := cni.WriteNodeNetwork(d.opts.NodeFile, n); err != nil {
+	if err := podport.WriteNodeNetwork(d.opts.NodeFile, n); err != nil {
 		d.hostOK = false
 		return fmt.Errorf("node file for switchyard-cni: %w", err)
 	}
@@ -87,7 +87,7 @@ func (d *Driver) markProgrammedLocked(ctx context.Context) {
 		if p.programmed == want || d.podHeld(p.Port) {
 			continue
 		}
-		if err := d.db.SetInterfaceExternalIDs(ctx, p.iface, map[string]string{cni.KeyProgrammed: want}); err != nil {
+		if err := d.db.SetInterfaceExternalIDs(ctx, p.iface, map[string]string{podport.KeyProgrammed: want}); err != nil {
 			klog.ErrorS(err, "Could not mark a pod's port as programmed", "port", p.iface)
 		}
 	}

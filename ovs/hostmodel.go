@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/switchyard-proxy/switchyard/cni"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 )
 
 // hostModel is the host's share of the services: the frontend addresses
@@ -197,7 +197,7 @@ func (h *hostModel) committed() {
 
 // hostConfig is the host's side of the node's pod network.
 func (m *model) hostConfig(gateway string) hostnet.Config {
-	c := hostnet.Config{Gateway: gateway, PodPortPrefix: cni.HostVethPrefix, NodeIPs: m.cfg.NodeIPs, PodCIDRs: m.cfg.PodCIDRs}
+	c := hostnet.Config{Gateway: gateway, PodPortPrefix: podport.HostVethPrefix, NodeIPs: m.cfg.NodeIPs, PodCIDRs: m.cfg.PodCIDRs}
 	var fams graph.FamilySet
 	for _, p := range m.cfg.PodCIDRs {
 		c.Addresses = append(c.Addresses, netip.PrefixFrom(pipeline.GatewayOf(p), p.Bits()))

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/switchyard-proxy/switchyard/cni"
 	"github.com/switchyard-proxy/switchyard/internal/atomicfile"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 	"k8s.io/klog/v2"
 )
 
@@ -29,7 +29,7 @@ const PortmapType = "switchyard-portmap"
 // in the node file. With portmap, the portmap plugin follows it.
 func confList(o Options, portmap bool) ([]byte, error) {
 	plugins := []map[string]any{{
-		"type": cni.PluginType, "bridge": o.Bridge, "ovsRunDir": o.RunDir,
+		"type": podport.PluginType, "bridge": o.Bridge, "ovsRunDir": o.RunDir,
 		"nodeFile": o.NodeFile, "ipamDir": o.IPAMDir,
 	}}
 	if portmap {
@@ -37,7 +37,7 @@ func confList(o Options, portmap bool) ([]byte, error) {
 	}
 	b, err := json.MarshalIndent(map[string]any{
 		"cniVersion": "1.0.0",
-		"name":       cni.NetworkName,
+		"name":       podport.NetworkName,
 		"plugins":    plugins,
 	}, "", "  ")
 	return append(b, '\n'), err
@@ -67,7 +67,7 @@ func installCNI(o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := installBinary(src, filepath.Join(o.CNIBinDir, cni.PluginType)); err != nil {
+	if err := installBinary(src, filepath.Join(o.CNIBinDir, podport.PluginType)); err != nil {
 		return fmt.Errorf("switchyard-cni: %w (see --ovs-cni-binary)", err)
 	}
 	portmap := filepath.Join(filepath.Dir(src), PortmapType)
@@ -85,7 +85,7 @@ func installCNI(o Options) error {
 	if err := atomicfile.Write(filepath.Join(o.CNIConfDir, ConfListName), bytes.NewReader(conf), 0o644); err != nil {
 		return err
 	}
-	klog.InfoS("Installed switchyard-cni", "binary", filepath.Join(o.CNIBinDir, cni.PluginType), "config", filepath.Join(o.CNIConfDir, ConfListName))
+	klog.InfoS("Installed switchyard-cni", "binary", filepath.Join(o.CNIBinDir, podport.PluginType), "config", filepath.Join(o.CNIConfDir, ConfListName))
 	return nil
 }
 
@@ -105,7 +105,7 @@ func uninstallCNI(o Options) error {
 				Type string `json:"type"`
 			} `json:"plugins"`
 		}
-		if json.Unmarshal(b, &c) == nil && c.Name == cni.NetworkName && len(c.Plugins) > 0 && c.Plugins[0].Type == cni.PluginType {
+		if json.Unmarshal(b, &c) == nil && c.Name == podport.NetworkName && len(c.Plugins) > 0 && c.Plugins[0].Type == podport.PluginType {
 			if err := removeFile(conf); err != nil {
 				return err
 			}
@@ -113,7 +113,7 @@ func uninstallCNI(o Options) error {
 			klog.InfoS("Leaving a CNI configuration that is not switchyard's", "file", conf)
 		}
 	}
-	return errors.Join(removeFile(filepath.Join(o.CNIBinDir, cni.PluginType)), removeFile(filepath.Join(o.CNIBinDir, PortmapType)))
+	return errors.Join(removeFile(filepath.Join(o.CNIBinDir, podport.PluginType)), removeFile(filepath.Join(o.CNIBinDir, PortmapType)))
 }
 
 // installBinary copies the executable src to dst atomically.

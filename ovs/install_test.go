@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/switchyard-proxy/switchyard/cni"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 )
 
 // installCNI installs the portmap plugin found next to switchyard-cni and
@@ -20,8 +20,8 @@ func TestInstallCNIChainsPortmapWhenShipped(t *testing.T) {
 		wantBins  []string
 		wantTypes []string
 	}{
-		{"with portmap", []string{"switchyard-cni", PortmapType}, []string{cni.PluginType, PortmapType}, []string{cni.PluginType, PortmapType}},
-		{"without portmap", []string{"switchyard-cni"}, []string{cni.PluginType}, []string{cni.PluginType}},
+		{"with portmap", []string{"switchyard-cni", PortmapType}, []string{podport.PluginType, PortmapType}, []string{podport.PluginType, PortmapType}},
+		{"without portmap", []string{"switchyard-cni"}, []string{podport.PluginType}, []string{podport.PluginType}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

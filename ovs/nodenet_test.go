@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard-proxy/switchyard/cni"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 )
@@ -126,7 +126,7 @@ func TestNodeKeepsItsNetwork(t *testing.T) {
 				t.Fatalf("switchyard install: %v\n%s", err, out)
 			}
 			conf := pluginConf(t, filepath.Join(n.Dir, "net.d", ConfListName))
-			installed := filepath.Join(n.Dir, "bin", cni.PluginType)
+			installed := filepath.Join(n.Dir, "bin", podport.PluginType)
 
 			file := c.WriteClusterFile(t,
 				Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", v1.ProtocolTCP, 80, 30080), Type(v1.ServiceTypeNodePort)),
@@ -178,13 +178,13 @@ func TestNodeKeepsItsNetwork(t *testing.T) {
 			if out, _ := n.ExecHost("ip", "route", "show", "proto", "83"); strings.TrimSpace(out) != "" {
 				t.Errorf("routes left: %s", out)
 			}
-			if out, _ := n.ExecHost("ip", "-o", "link"); strings.Contains(out, "sy-gw0") || strings.Contains(out, cni.HostVethPrefix) {
+			if out, _ := n.ExecHost("ip", "-o", "link"); strings.Contains(out, "sy-gw0") || strings.Contains(out, podport.HostVethPrefix) {
 				t.Errorf("interfaces left: %s", out)
 			}
 			if out := n.OVS.Vsctl("list-br"); strings.Contains(out, "br-sy") || (overlay && !strings.Contains(out, ovstest.UnderlayBridge)) {
 				t.Errorf("bridges after cleanup: %q (br-sy gone, %s kept)", out, ovstest.UnderlayBridge)
 			}
-			for _, f := range []string{n.NodeFile(), filepath.Join(n.Dir, "ipam", cni.NetworkName), installed, filepath.Join(n.Dir, "net.d", ConfListName)} {
+			for _, f := range []string{n.NodeFile(), filepath.Join(n.Dir, "ipam", podport.NetworkName), installed, filepath.Join(n.Dir, "net.d", ConfListName)} {
 				if _, err := os.Stat(f); err == nil {
 					t.Errorf("%s left", f)
 				}

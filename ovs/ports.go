@@ -6,9 +6,9 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/switchyard-proxy/switchyard/cni"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
 	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 )
 
 // KeyAttachedMAC is OVS's convention for the MAC behind a port, read when
@@ -53,7 +53,7 @@ func portsFromInterfaces(ifaces []ovsdb.Interface, gateway string) bridgePorts {
 			bp.tunnelPort = uint32(i.OFPort)
 			continue
 		}
-		if _, ok := i.ExternalIDs[cni.KeyPodIPs]; !ok {
+		if _, ok := i.ExternalIDs[podport.KeyPodIPs]; !ok {
 			continue // not a pod (the bridge's own port, another component's)
 		}
 		p, err := podFrom(i)
@@ -61,34 +61,34 @@ func portsFromInterfaces(ifaces []ovsdb.Interface, gateway string) bridgePorts {
 			bp.problems = append(bp.problems, fmt.Sprintf("interface %s: %v", i.Name, err))
 			continue
 		}
-		bp.pods = append(bp.pods, podPort{Pod: p, iface: i.Name, programmed: i.ExternalIDs[cni.KeyProgrammed]})
+		bp.pods = append(bp.pods, podPort{Pod: p, iface: i.Name, programmed: i.ExternalIDs[podport.KeyProgrammed]})
 	}
 	return bp
 }
 
 func podFrom(i ovsdb.Interface) (pipeline.Pod, error) {
-	p := pipeline.Pod{Name: i.ExternalIDs[cni.KeyPodName], Port: uint32(i.OFPort)}
+	p := pipeline.Pod{Name: i.ExternalIDs[podport.KeyPodName], Port: uint32(i.OFPort)}
 	if p.Name == "" {
 		p.Name = i.Name
 	}
-	macText := i.ExternalIDs[cni.KeyPodMAC]
+	macText := i.ExternalIDs[podport.KeyPodMAC]
 	if macText == "" {
 		macText = i.ExternalIDs[KeyAttachedMAC]
 	}
 	mac, err := net.ParseMAC(macText)
 	if err != nil {
-		return p, fmt.Errorf("%s/%s %q: %v", cni.KeyPodMAC, KeyAttachedMAC, macText, err)
+		return p, fmt.Errorf("%s/%s %q: %v", podport.KeyPodMAC, KeyAttachedMAC, macText, err)
 	}
 	p.MAC = mac
 	seen := map[bool]bool{}
-	for _, s := range strings.Split(i.ExternalIDs[cni.KeyPodIPs], ",") {
+	for _, s := range strings.Split(i.ExternalIDs[podport.KeyPodIPs], ",") {
 		ip, err := netip.ParseAddr(strings.TrimSpace(s))
 		if err != nil {
-			return p, fmt.Errorf("%s: %q is not an IP address", cni.KeyPodIPs, s)
+			return p, fmt.Errorf("%s: %q is not an IP address", podport.KeyPodIPs, s)
 		}
 		ip = ip.Unmap()
 		if seen[ip.Is4()] {
-			return p, fmt.Errorf("%s: more than one address of a family", cni.KeyPodIPs)
+			return p, fmt.Errorf("%s: more than one address of a family", podport.KeyPodIPs)
 		}
 		seen[ip.Is4()] = true
 		p.IPs = append(p.IPs, ip)

@@ -5,7 +5,7 @@ package main
 import (
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/version"
-	"github.com/switchyard-proxy/switchyard/cni"
+	"github.com/switchyard-proxy/switchyard/ovs/cni"
 )
 
 // Version is set at build time (-ldflags "-X main.Version=v1.2.3").

@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/switchyard-proxy/switchyard/cmd/switchyard/app"
-	_ "github.com/switchyard-proxy/switchyard/dataplanes/builtin"
+	_ "github.com/switchyard-proxy/switchyard/cmd/switchyard/builtin"
 )
 
 func main() { os.Exit(app.Main()) }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard-proxy/switchyard/cni"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 )
 
 // Pod is a network namespace attached to its node's bridge by
@@ -138,4 +138,4 @@ func (n *Node) AddPod(t testing.TB, name string, ips ...netip.Addr) *Pod {
 
 // HostVethNameOf is the bridge port of a pod (switchyard-cni's name for
 // the host end of its veth).
-func HostVethNameOf(p *Pod) string { return cni.HostVethName(p.ContainerID, "eth0") }
+func HostVethNameOf(p *Pod) string { return podport.HostVethName(p.ContainerID, "eth0") }

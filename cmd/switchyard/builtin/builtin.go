@@ -1,6 +1,6 @@
 // Package builtin registers the dataplane drivers that ship with
-// Switchyard. The switchyard command imports it; a third-party binary
-// imports it too to offer the built-in drivers next to its own.
+// Switchyard, for the switchyard command; a third-party binary imports it
+// too to offer the built-in drivers next to its own.
 package builtin
 
 import (

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard-proxy/switchyard/cni"
+	"github.com/switchyard-proxy/switchyard/ovs/cni"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 )
 
 // A node whose pod CIDR holds five pods, with switchyard running on it
@@ -60,7 +61,7 @@ func failed(t *testing.T, out []byte, err error) cniError {
 // bridge, no host veth, no address held for it.
 func noTrace(t *testing.T, n *ovstest.Node, containerID string) {
 	t.Helper()
-	name := cni.HostVethName(containerID, "eth0")
+	name := podport.HostVethName(containerID, "eth0")
 	if out := n.OVS.Vsctl("--if-exists", "get", "interface", name, "name"); strings.TrimSpace(out) != "" {
 		t.Errorf("port %s is still on the bridge", name)
 	}
@@ -117,13 +118,13 @@ func TestAddCheckDelAndDelAgain(t *testing.T) {
 		t.Fatalf("ADD result: %s", out)
 	}
 	// The port carries what the driver reads and is programmed.
-	hostName := cni.HostVethName("ctr-a", "eth0")
+	hostName := podport.HostVethName("ctr-a", "eth0")
 	id := func(key string) string {
 		return strings.Trim(strings.TrimSpace(n.OVS.Vsctl("get", "interface", hostName, "external_ids:\""+key+"\"")), `"`)
 	}
 	ofport := strings.TrimSpace(n.OVS.Vsctl("get", "interface", hostName, "ofport"))
-	if id(cni.KeyPodName) != "web/a" || !strings.HasPrefix(id(cni.KeyPodIPs), "10.244.1.4,fd00:244:1::") ||
-		id(cni.KeyContainerID) != "ctr-a" || id(cni.KeyPodMAC) != res.Interfaces[1].Mac || id(cni.KeyProgrammed) != ofport {
+	if id(podport.KeyPodName) != "web/a" || !strings.HasPrefix(id(podport.KeyPodIPs), "10.244.1.4,fd00:244:1::") ||
+		id(podport.KeyContainerID) != "ctr-a" || id(podport.KeyPodMAC) != res.Interfaces[1].Mac || id(podport.KeyProgrammed) != ofport {
 		t.Errorf("external_ids: %s", n.OVS.Vsctl("get", "interface", hostName, "external_ids"))
 	}
 	// The pod reaches its gateway (the host) at once.
@@ -209,7 +210,7 @@ func TestAllocationsSurviveAndAreReturned(t *testing.T) {
 func TestBadCallsFailClearlyAndLeaveNothing(t *testing.T) {
 	n := startNode(t)
 	noCIDR := filepath.Join(n.Dir, "no-cidr.json")
-	if err := cni.WriteNodeNetwork(noCIDR, cni.NodeNetwork{Node: "node-1", MTU: 1500}); err != nil {
+	if err := podport.WriteNodeNetwork(noCIDR, podport.NodeNetwork{Node: "node-1", MTU: 1500}); err != nil {
 		t.Fatal(err)
 	}
 	conf := func(change func(m map[string]any)) []byte {

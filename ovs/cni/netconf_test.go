@@ -1,6 +1,7 @@
 package cni
 
 import (
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -57,21 +58,21 @@ func TestRequestedIPs(t *testing.T) {
 
 func TestNodeFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "node.json")
-	n := NodeNetwork{Node: "n1", PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.1.0/24")},
+	n := podport.NodeNetwork{Node: "n1", PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.1.0/24")},
 		Gateways: []netip.Addr{netip.MustParseAddr("10.244.1.1")}, MTU: 1450}
-	if err := WriteNodeNetwork(path, n); err != nil {
+	if err := podport.WriteNodeNetwork(path, n); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadNodeNetwork(path)
+	back, err := podport.ReadNodeNetwork(path)
 	if err != nil || back.Node != "n1" || back.MTU != 1450 || back.Gateways[0] != n.Gateways[0] {
 		t.Fatalf("%+v %v", back, err)
 	}
 	bad := n
 	bad.Gateways = []netip.Addr{netip.MustParseAddr("10.9.9.9")}
-	if err := WriteNodeNetwork(path, bad); err == nil {
+	if err := podport.WriteNodeNetwork(path, bad); err == nil {
 		t.Fatal("a gateway outside its pod CIDR was written")
 	}
-	if _, err := ReadNodeNetwork(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "is switchyard running") {
+	if _, err := podport.ReadNodeNetwork(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "is switchyard running") {
 		t.Fatalf("missing file: %v", err)
 	}
 }

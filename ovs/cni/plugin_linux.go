@@ -22,6 +22,7 @@ import (
 	"github.com/containernetworking/plugins/pkg/ipam"
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 	"github.com/vishvananda/netlink"
 )
 
@@ -66,7 +67,7 @@ func Add(args *skel.CmdArgs) (err error) {
 	if err != nil {
 		return failure(types.ErrInvalidEnvironmentVariables, "bad requested IP", err)
 	}
-	node, err := ReadNodeNetwork(c.NodeFile)
+	node, err := podport.ReadNodeNetwork(c.NodeFile)
 	if err != nil {
 		return failure(types.ErrTryAgainLater, "no node network", err)
 	}
@@ -100,7 +101,7 @@ func Add(args *skel.CmdArgs) (err error) {
 	if err != nil {
 		return err
 	}
-	hostName := HostVethName(args.ContainerID, args.IfName)
+	hostName := podport.HostVethName(args.ContainerID, args.IfName)
 	defer func() {
 		if err != nil { // undo, keeping the first error
 			dctx, dcancel := context.WithTimeout(context.Background(), ovsTimeout)
@@ -155,11 +156,11 @@ func Add(args *skel.CmdArgs) (err error) {
 		ips = append(ips, ipc.Address.IP.String())
 	}
 	ids := map[string]string{
-		KeyPodIPs: strings.Join(ips, ","), KeyPodMAC: contMAC,
-		KeyContainerID: args.ContainerID, KeyIfName: args.IfName,
+		podport.KeyPodIPs: strings.Join(ips, ","), podport.KeyPodMAC: contMAC,
+		podport.KeyContainerID: args.ContainerID, podport.KeyIfName: args.IfName,
 	}
 	if p := podArgs.Pod(); p != "" {
-		ids[KeyPodName] = p
+		ids[podport.KeyPodName] = p
 	}
 	if err = db.AddPort(ctx, c.Bridge, ovsdb.PortSpec{Name: hostName, ExternalIDs: ids}); err != nil {
 		return failure(types.ErrTryAgainLater, "adding the pod's port to "+c.Bridge, err)
@@ -183,7 +184,7 @@ func waitProgrammed(db *ovsdb.Client, name string) error {
 		if ok && i.Error != "" {
 			return failure(types.ErrInternal, "Open vSwitch cannot attach the pod's port", errors.New(i.Error))
 		}
-		if ok && i.OFPort > 0 && i.ExternalIDs[KeyProgrammed] == fmt.Sprint(i.OFPort) {
+		if ok && i.OFPort > 0 && i.ExternalIDs[podport.KeyProgrammed] == fmt.Sprint(i.OFPort) {
 			return nil
 		}
 		select {
@@ -209,7 +210,7 @@ func Del(args *skel.CmdArgs) error {
 	if err != nil {
 		return failure(types.ErrInvalidNetworkConfig, "bad network configuration", err)
 	}
-	hostName := HostVethName(args.ContainerID, args.IfName)
+	hostName := podport.HostVethName(args.ContainerID, args.IfName)
 	// No OVSDB socket at all: OVS is not on this node (any more), so no
 	// port can be left on it.
 	if _, err := os.Stat(filepath.Join(c.OVSRunDir, "db.sock")); err == nil {
@@ -228,7 +229,7 @@ func Del(args *skel.CmdArgs) error {
 	if err := ip.DelLinkByName(hostName); err != nil && !errors.Is(err, ip.ErrLinkNotFound) {
 		return failure(types.ErrInternal, "removing the pod's veth", err)
 	}
-	book, err := openAddressBook(c, NodeNetwork{})
+	book, err := openAddressBook(c, podport.NodeNetwork{})
 	if err != nil {
 		return failure(types.ErrIOFailure, "address store", err)
 	}
@@ -303,17 +304,17 @@ func Check(args *skel.CmdArgs) error {
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), ovsTimeout)
 	defer cancel()
-	hostName := HostVethName(args.ContainerID, args.IfName)
+	hostName := podport.HostVethName(args.ContainerID, args.IfName)
 	i, ok, err := db.Interface(ctx, hostName)
 	switch {
 	case err != nil:
 		return failure(types.ErrTryAgainLater, "reading the pod's port", err)
 	case !ok:
 		return failure(types.ErrInternal, fmt.Sprintf("port %s is not on %s", hostName, c.Bridge), nil)
-	case i.ExternalIDs[KeyContainerID] != args.ContainerID || i.ExternalIDs[KeyPodMAC] != contMAC:
+	case i.ExternalIDs[podport.KeyContainerID] != args.ContainerID || i.ExternalIDs[podport.KeyPodMAC] != contMAC:
 		return failure(types.ErrInternal, fmt.Sprintf("port %s's external_ids do not name this container (%v)", hostName, i.ExternalIDs), nil)
 	}
-	book, err := openAddressBook(c, NodeNetwork{})
+	book, err := openAddressBook(c, podport.NodeNetwork{})
 	if err != nil {
 		return failure(types.ErrIOFailure, "address store", err)
 	}

@@ -12,6 +12,7 @@ import (
 	current "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/containernetworking/plugins/plugins/ipam/host-local/backend/allocator"
 	"github.com/containernetworking/plugins/plugins/ipam/host-local/backend/disk"
+	"github.com/switchyard-proxy/switchyard/ovs/podport"
 )
 
 // addressBook hands out pod addresses from the node's pod CIDRs, one per
@@ -23,7 +24,7 @@ type addressBook struct {
 	ranges []allocator.RangeSet
 }
 
-func openAddressBook(c *NetConf, n NodeNetwork) (*addressBook, error) {
+func openAddressBook(c *NetConf, n podport.NodeNetwork) (*addressBook, error) {
 	store, err := disk.New(c.Name, c.IPAMDir)
 	if err != nil {
 		return nil, fmt.Errorf("address store in %s: %w", c.IPAMDir, err)
