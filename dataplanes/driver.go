@@ -32,6 +32,21 @@ type Env struct {
 	// Problems hears what the driver cannot program as asked, per
 	// service port (nil: nobody listens; Report handles that).
 	Problems ProblemSink
+	// RequestRound asks the command's runner for a round soon: Apply is
+	// called, with an empty delta when nothing changed, after the
+	// min-sync period and any backoff, and again after a failure. A
+	// driver calls it for what it hears from its dataplane (a pod's
+	// port, a reconnection) and commits only in Sync and Apply, so every
+	// commit has one path, one backoff and one set of metrics. It never
+	// blocks. nil: no runner (render, install, cleanup): nothing asked.
+	RequestRound func()
+}
+
+// Request calls RequestRound, when there is one.
+func (e Env) Request() {
+	if e.RequestRound != nil {
+		e.RequestRound()
+	}
 }
 
 // Factory is what a driver registers: its description, flags and

@@ -27,6 +27,7 @@ import (
 // own.
 type Driver struct {
 	opts     Options
+	env      dataplanes.Env
 	problems *dataplanes.Once // where problems are said, once each
 	lock     *instancelock.Lock
 	db       *ovsdb.Client
@@ -96,6 +97,7 @@ func openDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, er
 	}
 	return &Driver{
 		opts:     o,
+		env:      env,
 		lock:     lock,
 		db:       db,
 		host:     host,
@@ -198,8 +200,8 @@ func (d *Driver) refreshPorts(ctx context.Context) error {
 }
 
 // watchPorts follows OVSDB changes (pods coming and going, the gateway's
-// MAC) and commits them; a failure is retried by the next change, batch
-// or resync.
+// MAC) into the model and asks the runner for a round, which commits
+// them (Env.RequestRound): the driver commits only in Sync and Apply.
 func (d *Driver) watchPorts() {
 	for {
 		select {
@@ -211,50 +213,30 @@ func (d *Driver) watchPorts() {
 		if err := d.refreshPorts(ctx); err != nil {
 			klog.ErrorS(err, "Reading the bridge's ports failed")
 		} else {
-			d.mu.Lock()
-			if d.adopted {
-				if err := d.commitLocked(ctx); err != nil {
-					klog.ErrorS(err, "Programming port changes failed; will retry")
-				}
-			}
-			d.mu.Unlock()
+			d.env.Request()
 		}
 		cancel()
 	}
 }
 
-// Connected implements ofconn.Handler: after every reconnection, the
-// bridge is compared with the desired state and brought back to it (after
-// an ovs-vswitchd restart that replays everything). A connection whose
-// state was already read (by the first Sync) needs nothing.
+// Connected implements ofconn.Handler: after every reconnection (an
+// ovs-vswitchd restart loses everything), the next round reads the
+// bridge and the host back and brings both to the desired state; it asks
+// the runner for that round. A connection whose state was already read
+// (by the first Sync) needs nothing.
 func (d *Driver) Connected(n int) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if !d.adopted || n <= d.seenConn {
+		d.mu.Unlock()
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	start := time.Now()
-	if err := d.reconcileLocked(ctx); err != nil {
-		klog.ErrorS(err, "Re-programming the bridge after reconnecting failed; the next resync retries")
-		return
-	}
-	klog.InfoS("Bridge re-programmed after reconnecting", "bridge", d.opts.Bridge, "elapsed", time.Since(start))
-}
-
-// reconcileLocked reads what is installed and commits the difference. A
-// restarted ovs-vswitchd made the gateway interface anew (with no
-// addresses, and the routes through it gone), so the host is read back
-// too.
-func (d *Driver) reconcileLocked(ctx context.Context) error {
-	d.hostOK = false
-	if err := d.syncFlowsLocked(ctx); err != nil {
-		return err
-	}
-	d.reportHeldLocked()
-	d.markProgrammedLocked(ctx)
-	return d.syncHostLocked(ctx)
+	// A restarted ovs-vswitchd made the gateway interface anew (with no
+	// addresses, and the routes through it gone): the host is read back
+	// too.
+	d.seenConn, d.flows.unsure, d.hostOK = n, true, false
+	d.mu.Unlock()
+	klog.InfoS("Reconnected to the bridge; its flows and the host will be read back and repaired", "bridge", d.opts.Bridge)
+	d.env.Request()
 }
 
 func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInfo, error) {

@@ -4,6 +4,7 @@ package ovs
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/klog/v2"
 )
 
 // world is node-1 with this test's driver in the test process (so a test
@@ -31,6 +33,10 @@ type world struct {
 	opts   Options
 	d      *Driver
 	tr     *tracker.Tracker
+	// rounds are the rounds d asked for (Env.RequestRound), served once
+	// d has had its first Sync (serveRounds).
+	rounds  chan struct{}
+	serving bool
 }
 
 const bridge = "br-sy"
@@ -97,11 +103,18 @@ func (w *world) start() {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	d, err := newDriver(ctx, w.opts, dataplanes.Env{})
+	rounds := make(chan struct{}, 1)
+	env := dataplanes.Env{RequestRound: func() {
+		select {
+		case rounds <- struct{}{}:
+		default:
+		}
+	}}
+	d, err := newDriver(ctx, w.opts, env)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.d = d
+	w.d, w.rounds, w.serving = d, rounds, false
 	w.t.Cleanup(func() { d.Close() })
 }
 
@@ -115,6 +128,39 @@ func (w *world) sync() {
 		w.t.Fatal(err)
 	}
 	w.tr.Commit(b)
+	if !w.serving {
+		w.serving = true
+		serveRounds(w.d, w.rounds)
+	}
+}
+
+// serveRounds stands in for the runner's side of Env.RequestRound while
+// the test drives Sync and Apply itself: each round d asks for is an
+// Apply of an empty delta, asked again 100 ms after a failure, until d is
+// closed. (The runner's own handling is core/runner's TestRequestedRound;
+// the switchyard processes of the e2e and conformance tests run it.)
+func serveRounds(d *Driver, rounds chan struct{}) {
+	go func() {
+		for {
+			select {
+			case <-d.stop:
+				return
+			case <-rounds:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			err := d.Apply(ctx, graph.Delta{})
+			cancel()
+			var degraded *dataplanes.Degraded
+			if err != nil && !errors.As(err, &degraded) {
+				klog.ErrorS(err, "A round the driver asked for failed; asking again")
+				time.Sleep(100 * time.Millisecond)
+				select {
+				case rounds <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
 }
 
 // apply hands the tracker's pending delta to the driver.

@@ -118,6 +118,9 @@ type Runner struct {
 	// holds back (zero: not asked). Read and written by attempt only: the
 	// loop's, or RunOnce's when there is no loop.
 	retryAt time.Time
+	// requested: the applier asked for a round (Request) that no attempt
+	// has taken yet, or whose attempt failed.
+	requested bool
 }
 
 // New returns a runner of the tracker's batches; it subscribes to the
@@ -140,6 +143,33 @@ func (r *Runner) Trigger() {
 	case r.kick <- struct{}{}:
 	default:
 	}
+}
+
+// Request asks for a round soon even if nothing changed: the applier is
+// called (Apply, with an empty delta when the tracker has nothing) after
+// the min-sync period since the last attempt, or after the backoff while
+// attempts fail, like a change the tracker heard; a round whose attempt
+// fails is asked again. A driver calls it for what it hears from its
+// dataplane (a pod's port, a reconnection) so that every commit goes
+// through the runner: one path, one backoff, one set of metrics. It never
+// blocks.
+func (r *Runner) Request() {
+	r.mu.Lock()
+	r.requested = true
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// takeRequest returns whether a round was requested, and clears it.
+func (r *Runner) takeRequest() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	was := r.requested
+	r.requested = false
+	return was
 }
 
 // Status returns the current health.
@@ -190,12 +220,18 @@ func (r *Runner) Run(ctx context.Context) {
 		}
 		now = r.cfg.Clock.Now()
 		full := retryFull || !now.Before(nextFull)
-		retry := !r.retryAt.IsZero() && !now.Before(r.retryAt)
+		requested := r.takeRequest()
+		retry := requested || !r.retryAt.IsZero() && !now.Before(r.retryAt)
 		err := r.attempt(ctx, full, retry)
 		lastRun = now
 		if err != nil {
 			failures++
 			retryFull = full
+			if requested {
+				r.mu.Lock()
+				r.requested = true
+				r.mu.Unlock()
+			}
 			continue
 		}
 		failures, retryFull = 0, false
@@ -213,7 +249,10 @@ func (r *Runner) nextDue(now, lastRun, nextFull time.Time, failures int) time.Ti
 		return lastRun.Add(r.backoff(failures))
 	}
 	due := nextFull
-	if r.tracker.HasPending() {
+	r.mu.Lock()
+	requested := r.requested
+	r.mu.Unlock()
+	if requested || r.tracker.HasPending() {
 		pending := lastRun.Add(r.cfg.MinSyncPeriod)
 		if pending.Before(now) {
 			pending = now

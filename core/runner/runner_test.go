@@ -400,3 +400,50 @@ func TestRunOnceFailsOnWhatIsHeldBack(t *testing.T) {
 		t.Fatalf("RunOnce with nothing held back: %v", err)
 	}
 }
+
+// A round the applier requests (a pod's port, a reconnection) is an
+// attempt like a change's: after the min-sync period, an empty delta when
+// nothing changed, asked again after the backoff when it fails, and
+// merged with a change that is pending.
+func TestRequestedRound(t *testing.T) {
+	h := newHarness(t)
+	h.next()
+	h.idle()
+	h.run.Request()
+	h.none() // within min-sync-period of the last sync: wait
+	h.step(time.Second)
+	if c := h.next(); c.full || len(c.ports) != 0 || h.offset(c) != time.Second {
+		t.Fatalf("call %+v at %v, want an empty delta at 1s", c, h.offset(c))
+	}
+
+	// A failed round is asked again after the backoff.
+	h.app.mu.Lock()
+	h.app.fail = 1
+	h.app.mu.Unlock()
+	h.idle()
+	h.run.Request()
+	h.step(time.Second)
+	if c := h.next(); c.full || len(c.ports) != 0 || h.offset(c) != 2*time.Second {
+		t.Fatalf("call %+v at %v, want an empty delta at 2s", c, h.offset(c))
+	}
+	h.none() // the backoff
+	h.step(time.Second)
+	if c := h.next(); c.full || len(c.ports) != 0 || h.offset(c) != 3*time.Second {
+		t.Fatalf("call %+v at %v, want the failed round again at 3s", c, h.offset(c))
+	}
+
+	// A request while a change is pending: one call carries the change.
+	h.idle()
+	h.tr.UpsertService(object.ServiceOf(svc("a", "10.96.0.1")))
+	h.run.Request()
+	h.step(time.Second)
+	if c := h.next(); c.full || strings.Join(c.ports, " ") != "+a" || h.offset(c) != 4*time.Second {
+		t.Fatalf("call %+v at %v, want +a at 4s", c, h.offset(c))
+	}
+	h.step(10 * time.Second)
+	h.none() // nothing asked: nothing until the full sync
+	h.idle()
+	if st := h.run.Status(); st.Failures != 0 || st.LastError != nil || !st.QueuedSince.IsZero() {
+		t.Fatalf("status %+v, want healthy", st)
+	}
+}

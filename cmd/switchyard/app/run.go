@@ -209,7 +209,8 @@ func (o *runOptions) run(ctx context.Context) error {
 	defer cancel()
 	started := make(chan error, 1)
 	go func() { started <- src.Start(ctx, tr) }()
-	driver, err := factory.New(ctx, dataplanes.Env{Problems: ev})
+	var rs rounds
+	driver, err := factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request})
 	if err != nil {
 		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)
 	}
@@ -224,6 +225,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	defer hc.Close()
 	p := &programmer{driver: driver, gaps: gaps, hc: hc}
 	r := runner.New(tr, p, runner.Config{MinSyncPeriod: o.minSyncPeriod, SyncPeriod: o.syncPeriod}, core)
+	rs.runner.Store(r)
 	proxyHealth.Status = r.Status
 
 	klog.InfoS("Starting switchyard", "version", versionString(), "dataplane", o.dataplane, "node", o.src.nodeName)
