@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"k8s.io/component-base/metrics"
 )
 
 // Driver programs one dataplane. The runner calls Sync and Apply from one
@@ -40,6 +41,10 @@ type Env struct {
 	// commit has one path, one backoff and one set of metrics. It never
 	// blocks. nil: no runner (render, install, cleanup): nothing asked.
 	RequestRound func()
+	// Metrics is the command's registry (served on /metrics), where a
+	// driver registers metrics of its own, named switchyard_<driver>_...;
+	// nil: nowhere.
+	Metrics metrics.KubeRegistry
 }
 
 // Request calls RequestRound, when there is one.

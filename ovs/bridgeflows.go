@@ -42,10 +42,14 @@ type bridgeFlows struct {
 	// lastCommit is the last non-empty commit's time until OVS confirmed
 	// it (read by benchmarks).
 	lastCommit time.Duration
+	// known: the installed view was read from the bridge at least once,
+	// so a read-back that differs from it found drift.
+	known   bool
+	metrics *driverMetrics
 }
 
 func newBridgeFlows(conn *ofconn.Conn, st *state, follow *follower) *bridgeFlows {
-	return &bridgeFlows{conn: conn, st: st, follow: follow, holds: dataplanes.NewHolds()}
+	return &bridgeFlows{conn: conn, st: st, follow: follow, holds: dataplanes.NewHolds(), metrics: newDriverMetrics()}
 }
 
 // dump reads the flows carrying the driver's cookie tag and every group.
@@ -67,8 +71,13 @@ func (b *bridgeFlows) readBack(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.st.adopt(flows, groups)
-	b.unsure = false
+	flowDrift, groupDrift := b.st.adopt(flows, groups)
+	if b.known {
+		b.metrics.drift.WithLabelValues("flow").Add(float64(flowDrift))
+		b.metrics.drift.WithLabelValues("group").Add(float64(groupDrift))
+	}
+	b.known, b.unsure = true, false
+	b.metrics.installed(b.st)
 	return nil
 }
 
@@ -116,6 +125,7 @@ func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(string) 
 		err := b.send(ctx, batch)
 		if err == nil {
 			b.st.committed(include)
+			b.metrics.installed(b.st)
 			return nil
 		}
 		var refused *ofconn.RefusedError
@@ -166,14 +176,19 @@ func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch) error {
 		if b.follow != nil {
 			b.follow.abandon()
 		}
+		result := bundleRefused
 		var refused *ofconn.RefusedError
 		if !errors.As(err, &refused) {
-			b.unsure = true
+			b.unsure, result = true, bundleFailed
+		}
+		if batch.Len() > 0 {
+			b.metrics.sent(result, 0)
 		}
 		return err
 	}
 	if batch.Len() > 0 {
 		b.lastCommit = time.Since(start)
+		b.metrics.sent(bundleOK, b.lastCommit)
 		if b.follow != nil {
 			b.follow.afterCommit(ctx)
 		}

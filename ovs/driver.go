@@ -162,6 +162,7 @@ func (d *Driver) start(ctx context.Context) error {
 func (d *Driver) connect(ctx context.Context) error {
 	d.conn = ofconn.Dial(filepath.Join(d.opts.RunDir, d.opts.Bridge+".mgmt"), d)
 	d.flows = newBridgeFlows(d.conn, d.model.st, &follower{settler: &d.settler, ctl: &d.ctl})
+	d.flows.metrics.register(d.env.Metrics)
 	if err := d.conn.WaitReady(ctx); err != nil {
 		return fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, d.opts.Bridge)
 	}

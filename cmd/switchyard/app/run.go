@@ -210,7 +210,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	started := make(chan error, 1)
 	go func() { started <- src.Start(ctx, tr) }()
 	var rs rounds
-	driver, err := factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request})
+	driver, err := factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request, Metrics: reg})
 	if err != nil {
 		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)
 	}

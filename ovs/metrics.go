@@ -1,0 +1,86 @@
+package ovs
+
+import (
+	"time"
+
+	"k8s.io/component-base/metrics"
+)
+
+// driverMetrics are what the driver tells an operator about its bridge:
+// every commit, how long OVS took to confirm it, what it holds, and the
+// drift a read-back found. One set per driver, registered with the
+// command's registry (dataplanes.Env.Metrics); unregistered, updates do
+// nothing.
+type driverMetrics struct {
+	bundles        *metrics.CounterVec
+	bundleDuration *metrics.Histogram
+	flows          *metrics.Gauge
+	groups         *metrics.Gauge
+	drift          *metrics.CounterVec
+}
+
+// Bundle results (switchyard_ovs_bundles_total's result label).
+const (
+	bundleOK      = "ok"      // committed
+	bundleRefused = "refused" // OVS refused a message: the bridge kept what it had
+	bundleFailed  = "failed"  // the connection or OVS failed: the next commit reads the bridge back
+)
+
+func newDriverMetrics() *driverMetrics {
+	return &driverMetrics{
+		bundles: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace: "switchyard", Subsystem: "ovs", Name: "bundles_total",
+			Help:           "Non-empty OpenFlow bundles sent to the bridge, by result: ok, refused (OVS refused a message and kept what it had), failed (the connection or OVS failed; the next commit reads the bridge back).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"result"}),
+		bundleDuration: metrics.NewHistogram(&metrics.HistogramOpts{
+			Namespace: "switchyard", Subsystem: "ovs", Name: "bundle_duration_seconds",
+			Help:           "Time from sending a non-empty bundle until OVS confirmed its commit, in seconds (the datapath's settle after it not included).",
+			Buckets:        metrics.ExponentialBuckets(0.0001, 2, 18),
+			StabilityLevel: metrics.ALPHA,
+		}),
+		flows: metrics.NewGauge(&metrics.GaugeOpts{
+			Namespace: "switchyard", Subsystem: "ovs", Name: "flows_installed",
+			Help:           "The driver's flows the bridge holds, as of its last commit or read-back (learned flows not counted).",
+			StabilityLevel: metrics.ALPHA,
+		}),
+		groups: metrics.NewGauge(&metrics.GaugeOpts{
+			Namespace: "switchyard", Subsystem: "ovs", Name: "groups_installed",
+			Help:           "The driver's groups the bridge holds, as of its last commit or read-back.",
+			StabilityLevel: metrics.ALPHA,
+		}),
+		drift: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace: "switchyard", Subsystem: "ovs", Name: "drift_repaired_total",
+			Help:           "Flows and groups a read-back found other than the driver had installed (removed or changed behind its back, or lost with ovs-vswitchd), by kind; each is then repaired.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"kind"}),
+	}
+}
+
+// register adds the metrics to reg (nil: nowhere).
+func (m *driverMetrics) register(reg metrics.KubeRegistry) {
+	if reg == nil {
+		return
+	}
+	reg.MustRegister(m.bundles, m.bundleDuration, m.flows, m.groups, m.drift)
+	for _, r := range []string{bundleOK, bundleRefused, bundleFailed} {
+		m.bundles.WithLabelValues(r) // show the series at 0
+	}
+	for _, k := range []string{"flow", "group"} {
+		m.drift.WithLabelValues(k)
+	}
+}
+
+// sent records a non-empty bundle.
+func (m *driverMetrics) sent(result string, took time.Duration) {
+	m.bundles.WithLabelValues(result).Inc()
+	if result == bundleOK {
+		m.bundleDuration.Observe(took.Seconds())
+	}
+}
+
+// installed records what the bridge holds.
+func (m *driverMetrics) installed(st *state) {
+	m.flows.Set(float64(len(st.installedFlows)))
+	m.groups.Set(float64(len(st.installedGroups)))
+}
