@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
-	"github.com/switchyard-proxy/switchyard/internal/instancelock"
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
@@ -29,10 +27,10 @@ type Driver struct {
 	opts     Options
 	env      dataplanes.Env
 	problems *dataplanes.Once // where problems are said, once each
-	lock     *instancelock.Lock
-	db       *ovsdb.Client
+	dp       dataplane
+	db       portDatabase
 	conn     *ofconn.Conn
-	host     *hostnet.Host
+	host     hostNetwork
 	limiter  *rate.Limiter
 	portsCh  chan struct{}
 	stop     chan struct{}
@@ -59,9 +57,14 @@ type Driver struct {
 }
 
 func newDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, error) {
+	return newDriverOn(ctx, o, env, openOVS)
+}
+
+// newDriverOn is newDriver on the dataplane open opens.
+func newDriverOn(ctx context.Context, o Options, env dataplanes.Env, open func(context.Context, Options) (dataplane, error)) (*Driver, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	defer cancel()
-	d, err := openDriver(ctx, o, env)
+	d, err := openDriver(ctx, o, env, open)
 	if err != nil {
 		return nil, err
 	}
@@ -72,35 +75,23 @@ func newDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, err
 	return d, nil
 }
 
-// openDriver checks the options, connects to OVSDB, takes the bridge's
-// lock and opens the host's network; it changes nothing.
-func openDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, error) {
+// openDriver checks the options and opens the dataplane (OVSDB, the
+// bridge's lock, the host's network: openOVS); it changes nothing.
+func openDriver(ctx context.Context, o Options, env dataplanes.Env, open func(context.Context, Options) (dataplane, error)) (*Driver, error) {
 	cfg, err := o.pipelineConfig()
 	if err != nil {
 		return nil, err
 	}
-	db, err := ovsdb.Connect(ctx, filepath.Join(o.RunDir, "db.sock"))
+	dp, err := open(ctx, o)
 	if err != nil {
 		return nil, err
-	}
-	// Before touching anything: one switchyard per bridge.
-	lock, err := instancelock.Acquire(filepath.Join(o.RunDir, "switchyard-"+o.Bridge+".lock"), "bridge "+o.Bridge)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	host, err := hostnet.Open(o.HostNetNS)
-	if err != nil {
-		db.Close()
-		lock.Release()
-		return nil, fmt.Errorf("the host's network: %w", err)
 	}
 	return &Driver{
 		opts:     o,
 		env:      env,
-		lock:     lock,
-		db:       db,
-		host:     host,
+		dp:       dp,
+		db:       dp.db,
+		host:     dp.host,
 		limiter:  rate.NewLimiter(rate.Limit(o.PacketInRate), o.PacketInRate),
 		portsCh:  make(chan struct{}, 1),
 		stop:     make(chan struct{}),
@@ -118,6 +109,15 @@ func openDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, er
 // OpenFlow socket.
 func (d *Driver) start(ctx context.Context) error {
 	o := d.opts
+	// Followed before the ports are first read: a change between that
+	// read and this registration (the tunnel port plugged a moment after
+	// the gateway's) would otherwise wait for the next change.
+	d.db.OnChange(func() {
+		select {
+		case d.portsCh <- struct{}{}:
+		default:
+		}
+	})
 	if err := d.db.EnsureBridge(ctx, o.Bridge, o.DatapathType); err != nil {
 		return err
 	}
@@ -139,16 +139,12 @@ func (d *Driver) start(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	d.db.OnChange(func() {
-		select {
-		case d.portsCh <- struct{}{}:
-		default:
-		}
-	})
 	// Opened ahead of the first change (a new connection is read by OVS a
 	// main-loop pass later, see settler).
-	if err := errors.Join(d.settler.waitConn.open(), d.ctl.open()); err != nil {
-		klog.InfoS("Could not open ovs-vswitchd's control socket; will retry with the first change", "err", err)
+	if d.dp.datapath {
+		if err := errors.Join(d.settler.waitConn.open(), d.ctl.open()); err != nil {
+			klog.InfoS("Could not open ovs-vswitchd's control socket; will retry with the first change", "err", err)
+		}
 	}
 	d.started = true
 	go func() {
@@ -160,8 +156,12 @@ func (d *Driver) start(ctx context.Context) error {
 
 // connect dials the bridge's OpenFlow socket.
 func (d *Driver) connect(ctx context.Context) error {
-	d.conn = ofconn.Dial(filepath.Join(d.opts.RunDir, d.opts.Bridge+".mgmt"), d)
-	d.flows = newBridgeFlows(d.conn, d.model.st, &follower{settler: &d.settler, ctl: &d.ctl})
+	d.conn = d.dp.bridge(d)
+	var follow *follower
+	if d.dp.datapath {
+		follow = &follower{settler: &d.settler, ctl: &d.ctl}
+	}
+	d.flows = newBridgeFlows(d.conn, d.model.st, follow)
 	d.flows.metrics.register(d.env.Metrics)
 	if err := d.conn.WaitReady(ctx); err != nil {
 		return fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, d.opts.Bridge)
@@ -171,7 +171,7 @@ func (d *Driver) connect(ctx context.Context) error {
 
 // ensureOwnPorts adds the gateway port and, in overlay mode, the tunnel
 // port (removing a tunnel port left from an overlay run in routed mode).
-func ensureOwnPorts(ctx context.Context, db *ovsdb.Client, o Options) error {
+func ensureOwnPorts(ctx context.Context, db portDatabase, o Options) error {
 	if err := db.AddPort(ctx, o.Bridge, ovsdb.PortSpec{Name: o.GatewayInterface, Type: "internal",
 		ExternalIDs: map[string]string{KeyRole: "gateway"}}); err != nil {
 		return err
@@ -433,7 +433,9 @@ func (d *Driver) Close() error {
 		d.ctl.close()
 		d.db.Close()
 		d.host.Close()
-		d.lock.Release()
+		if d.dp.lock != nil {
+			d.dp.lock.Release()
+		}
 	})
 	return nil
 }

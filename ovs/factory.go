@@ -91,7 +91,7 @@ func (f *Factory) Cleanup(ctx context.Context, env dataplanes.Env) error {
 		defer host.Close()
 		return (&Driver{opts: o, host: host}).cleanupNode(ctx)
 	}
-	d, err := openDriver(ctx, o, env)
+	d, err := openDriver(ctx, o, env, openOVS)
 	if err != nil {
 		return err
 	}

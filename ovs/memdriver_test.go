@@ -329,14 +329,9 @@ func TestRefusalNamesTheMessage(t *testing.T) {
 // configuration changed (another gateway port) and an endpoint changed,
 // is repaired to exactly what a fresh driver installs for the same state.
 func TestWipedBridgeIsRepairedFromWhatIsRenderedAgain(t *testing.T) {
-	gateway := func(md *memDriver) {
-		md.m.setPorts(bridgePorts{gatewayPort: 5, gatewayMAC: md.m.cfg.RouterMAC, tunnelPort: 2})
-	}
 	br := ofconn.NewMemBridge()
 	md := newMemDriver(t, br, memCluster())
 	md.mustSync()
-	gateway(md)
-	md.mustApply()
 	setEndpoints(md.tr, "web", "10.244.1.5", "10.244.1.99")
 	setEndpoints(md.tr, "sticky", "10.244.1.9", "10.244.1.98")
 	md.mustApply()
@@ -366,7 +361,6 @@ func TestWipedBridgeIsRepairedFromWhatIsRenderedAgain(t *testing.T) {
 
 	fresh := ofconn.NewMemBridge()
 	other := newMemDriver(t, fresh, memCluster())
-	gateway(other)
 	setEndpoints(other.tr, "web", "10.244.1.5", "10.244.1.99")
 	setEndpoints(other.tr, "sticky", "10.244.1.9", "10.244.1.98")
 	other.mustSync()

@@ -2,6 +2,8 @@ package ovs
 
 import (
 	"context"
+	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,77 +14,138 @@ import (
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/hostnet/hostnettest"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
+	"github.com/switchyard-proxy/switchyard/ovs/ovsdb/ovsdbtest"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
-// memDriver is the driver's OpenFlow side on an in-memory bridge, fed by
-// a tracker as the runner feeds the driver: the model (graph to flows and
-// groups), bridgeFlows (read back, commit) and the driver's reports, as
-// Driver.Sync and Apply run them, without the host's routes and nftables
-// and without OVSDB (the pods' ports: the tests set the gateway and
-// tunnel ports as render does). Those need root; every flow and group the
-// driver sends goes through here as it goes to OVS.
+// memDriver is the real driver (Driver.Sync and Apply, adoption, the
+// pod-port path, its reports) on the in-memory dataplane: an in-memory
+// bridge (ofconn.MemBridge), libovsdb's in-memory OVSDB with an
+// ovs-vswitchd stand-in (ovsdbtest) and an in-memory host (hostnettest),
+// fed by a tracker as the runner feeds the driver. Nothing here needs
+// root; every flow and group the driver sends goes through here as it
+// goes to OVS.
 type memDriver struct {
 	t     *testing.T
 	br    *ofconn.MemBridge
 	tr    *tracker.Tracker
-	m     *model
-	conn  *ofconn.Conn
-	flows *bridgeFlows
-	d     *Driver // for its reports only
+	d     *Driver
+	m     *model       // d's
+	conn  *ofconn.Conn // d's
+	flows *bridgeFlows // d's
+	db    *ovsdbtest.Server
+	host  *hostnettest.Fake
 	sink  *problemLog
 	clock *testingclock.FakeClock // the holds' backoff
 }
 
-// newMemDriver starts a driver (as a switchyard process starting) on br,
-// fed by tr.
-func newMemDriver(t *testing.T, br *ofconn.MemBridge, tr *tracker.Tracker) *memDriver {
-	t.Helper()
-	m := testModel(t)
-	conn := ofconn.InMemory(br)
-	t.Cleanup(conn.Close)
-	sink := &problemLog{}
-	flows := newBridgeFlows(conn, m.st, nil)
-	clock := testingclock.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
-	flows.holds.Now = clock.Now
-	return &memDriver{t: t, br: br, tr: tr, m: m, conn: conn, sink: sink, flows: flows, clock: clock,
-		d: &Driver{model: m, flows: flows, problems: dataplanes.NewOnce(dataplanes.Env{Problems: sink}), said: map[string]bool{}}}
+// memNode is a node's in-memory dataplane: its bridge, its OVSDB and its
+// host. A driver started on a bridge again (a restarted switchyard)
+// finds the same node.
+type memNode struct {
+	runDir string
+	db     *ovsdbtest.Server
+	host   *hostnettest.Fake
 }
 
-// sync is Driver.Sync's OpenFlow side for the tracker's whole graph. A
+var (
+	memNodesMu sync.Mutex
+	memNodes   = map[*ofconn.MemBridge]*memNode{}
+)
+
+// nodeOf returns br's node, made on first use (for the test's life).
+func nodeOf(t *testing.T, br *ofconn.MemBridge) *memNode {
+	memNodesMu.Lock()
+	defer memNodesMu.Unlock()
+	if n, ok := memNodes[br]; ok {
+		return n
+	}
+	dir := t.TempDir()
+	n := &memNode{runDir: dir, db: ovsdbtest.Start(t, dir), host: &hostnettest.Fake{}}
+	memNodes[br] = n
+	t.Cleanup(func() {
+		memNodesMu.Lock()
+		delete(memNodes, br)
+		memNodesMu.Unlock()
+	})
+	return n
+}
+
+// newMemDriver starts a driver (as a switchyard process starting) on br's
+// node, fed by tr.
+func newMemDriver(t *testing.T, br *ofconn.MemBridge, tr *tracker.Tracker) *memDriver {
+	t.Helper()
+	n := nodeOf(t, br)
+	o := testOptions()
+	// Every path the driver writes is the node's own, never the machine's.
+	o.RunDir, o.NodeFile = n.runDir, filepath.Join(n.runDir, "ovs-node.json")
+	o.IPAMDir, o.CNIConfDir, o.CNIBinDir = filepath.Join(n.runDir, "ipam"), filepath.Join(n.runDir, "net.d"), filepath.Join(n.runDir, "bin")
+	md := &memDriver{t: t, br: br, tr: tr, db: n.db, host: n.host, sink: &problemLog{}}
+	md.start(o)
+	return md
+}
+
+// start makes a new driver on md's dataplane (a restarted switchyard).
+func (md *memDriver) start(o Options) {
+	t := md.t
+	t.Helper()
+	open := func(ctx context.Context, o Options) (dataplane, error) {
+		db, err := ovsdb.Connect(ctx, md.db.Socket)
+		if err != nil {
+			return dataplane{}, err
+		}
+		return dataplane{db: db, host: md.host, bridge: func(ofconn.Handler) *ofconn.Conn { return ofconn.InMemory(md.br) }}, nil
+	}
+	d, err := newDriverOn(context.Background(), o, dataplanes.Env{Problems: md.sink}, open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	// The driver waited for its gateway port; the tunnel port comes the
+	// same way, a moment later.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		d.mu.Lock()
+		up := d.ports.tunnelPort != 0
+		d.mu.Unlock()
+		if up {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tunnel port never came up")
+		}
+	}
+	md.clock = testingclock.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	d.flows.holds.Now = md.clock.Now
+	md.d, md.m, md.conn, md.flows = d, d.model, d.conn, d.flows
+}
+
+// sync hands the tracker's whole graph to Driver.Sync. A
 // dataplanes.Degraded is returned with the graph taken, as the runner
 // takes it.
 func (md *memDriver) sync() error {
 	b := md.tr.Next(true)
-	md.m.sync(b.Snapshot)
-	if err := md.flows.sync(context.Background()); err != nil {
-		return err
-	}
-	md.tr.Commit(b)
-	return md.report()
+	return md.taken(b, md.d.Sync(context.Background(), b.Snapshot))
 }
 
-// apply is Driver.Apply's OpenFlow side for what changed in the tracker
-// (the same delta again after a failure: the tracker keeps it pending).
+// apply hands what changed in the tracker to Driver.Apply (the same
+// delta again after a failure: the tracker keeps it pending).
 func (md *memDriver) apply() error {
 	b := md.tr.Next(false)
-	md.m.apply(b.Delta)
-	if err := md.flows.commit(context.Background()); err != nil {
-		return err
-	}
-	md.tr.Commit(b)
-	return md.report()
+	return md.taken(b, md.d.Apply(context.Background(), b.Delta))
 }
 
-func (md *memDriver) report() error {
-	md.d.reportHeldLocked()
-	md.d.reportClamped()
-	md.d.reportShadowed()
-	md.d.reportCollided()
-	return md.d.degradedLocked()
+// taken commits the batch in the tracker when the runner would.
+func (md *memDriver) taken(b *tracker.Batch, err error) error {
+	var degraded *dataplanes.Degraded
+	if err == nil || errors.As(err, &degraded) {
+		md.tr.Commit(b)
+	}
+	return err
 }
 
 // later moves the clock the driver's backoff reads by d.

@@ -38,7 +38,7 @@ type Server struct {
 	vsd    client.Client // the ovs-vswitchd stand-in's connection
 
 	mu     sync.Mutex
-	ofport int // the last OpenFlow port number given
+	ofport int // the last OpenFlow port number given (a bridge's own interface takes one too)
 }
 
 // Start serves an empty Open_vSwitch database (its root row only) at
@@ -111,7 +111,13 @@ type cacheHandler struct{ s *Server }
 
 func (h *cacheHandler) OnAdd(table string, m model.Model) {
 	if iface, ok := m.(*vswitch.Interface); ok && table == vswitch.InterfaceTable && iface.Ofport == nil {
-		go h.s.plug(iface.UUID, iface.Name)
+		// Numbered here, in the order the interfaces were added, so that
+		// the same steps give the same numbers in every test.
+		h.s.mu.Lock()
+		h.s.ofport++
+		n := h.s.ofport
+		h.s.mu.Unlock()
+		go h.s.plug(iface.UUID, iface.Name, n)
 	}
 }
 func (h *cacheHandler) OnUpdate(string, model.Model, model.Model) {}
@@ -119,14 +125,11 @@ func (h *cacheHandler) OnDelete(string, model.Model)              {}
 
 // plug writes what ovs-vswitchd writes once it has made an interface: a
 // bridge's own interface is its local port (OFPP_LOCAL, 65534), any other
-// gets the next free number.
-func (s *Server) plug(uuid, name string) {
-	port := localPort
-	if err := s.vsd.Get(context.Background(), &vswitch.Bridge{Name: name}); err != nil {
-		s.mu.Lock()
-		s.ofport++
-		port = s.ofport
-		s.mu.Unlock()
+// gets the number it was given.
+func (s *Server) plug(uuid, name string, n int) {
+	port := n
+	if err := s.vsd.Get(context.Background(), &vswitch.Bridge{Name: name}); err == nil {
+		port = localPort
 	}
 	mac := fmt.Sprintf("02:00:00:00:%02x:%02x", port>>8&0xff, port&0xff)
 	iface := &vswitch.Interface{UUID: uuid, Ofport: &port, MACInUse: &mac}
