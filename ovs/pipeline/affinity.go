@@ -58,7 +58,7 @@ func learnFlow(sp *graph.ServicePort, fe frontend, fam graph.IPFamily, proto of.
 			masqueradeField.learnCopy(),
 		},
 	}
-	return flow(ServiceLB, priorityLearnAffinity, frontendMatch(fe, fam, proto, toLearn), a(learn, selected.set()), &EndpointDNAT)
+	return flow(ServiceLB, priorityLearnAffinity, frontendMatch(fe, fam, proto, toLearn), actions(learn, selected.set()), &EndpointDNAT)
 }
 
 // learnCookie gives a service port's learned flows a cookie of their own.

@@ -48,15 +48,15 @@ func fragmentFlows(c *Config) []*of.Flow {
 		fs = append(fs,
 			// Original direction, established: to the endpoint, then as
 			// priorityServiceOriginal.
-			flow(ConntrackState, priorityServiceOriginalLater, m(et, later, of.CtState{Set: of.CtTrk, Unset: of.CtRpl}, svc),
-				a(toEndpoint, fragmentRewritten.set(), isService.set(), of.CT{Zone: c.snatZone(), Table: int(L3Forwarding.ID), NAT: &of.NAT{}}), nil),
+			flow(ConntrackState, priorityServiceOriginalLater, matches(et, later, of.CtState{Set: of.CtTrk, Unset: of.CtRpl}, svc),
+				actions(toEndpoint, fragmentRewritten.set(), isService.set(), of.CT{Zone: c.snatZone(), Table: int(L3Forwarding.ID), NAT: &of.NAT{}}), nil),
 			// Replies: from the frontend, then as priorityServiceReply.
-			flow(ConntrackState, priorityServiceReplyLater, m(et, later, of.CtState{Set: of.CtTrk | of.CtRpl, Unset: of.CtNew}, svc),
-				a(fromFrontend, fragmentRewritten.set(), isService.set()), &L3Forwarding),
+			flow(ConntrackState, priorityServiceReplyLater, matches(et, later, of.CtState{Set: of.CtTrk | of.CtRpl, Unset: of.CtNew}, svc),
+				actions(fromFrontend, fragmentRewritten.set(), isService.set()), &L3Forwarding),
 			// Just DNATed (a bucket's or EndpointDNAT's commit): to the
 			// endpoint, once.
-			flow(L3Forwarding, priorityLaterFragment, m(et, later, isService.match(), fragmentAsIs.match()),
-				a(toEndpoint, fragmentRewritten.set(), of.Resubmit(L3Forwarding.ID)), nil))
+			flow(L3Forwarding, priorityLaterFragment, matches(et, later, isService.match(), fragmentAsIs.match()),
+				actions(toEndpoint, fragmentRewritten.set(), of.Resubmit(L3Forwarding.ID)), nil))
 	}
 	return fs
 }
@@ -78,6 +78,6 @@ func laterFragmentMoves(fam graph.IPFamily) (toEndpoint, fromFrontend of.Move) {
 func LaterFragmentFlows(ip netip.Addr, port uint16) []*of.Flow {
 	fam := graph.FamilyOf(ip)
 	return []*of.Flow{flow(SessionAffinity, priorityLaterFragmentPort,
-		m(of.EthType(ethType(fam)), of.NwFragLater{}, of.CtState{Set: of.CtTrk, Unset: of.CtInv}, of.CtOrigDst{Proto: of.ProtoUDP, IP: ip}),
-		a(frontendPortField.load(uint32(port)), toSelect.set()), nil)}
+		matches(of.EthType(ethType(fam)), of.NwFragLater{}, of.CtState{Set: of.CtTrk, Unset: of.CtInv}, of.CtOrigDst{Proto: of.ProtoUDP, IP: ip}),
+		actions(frontendPortField.load(uint32(port)), toSelect.set()), nil)}
 }

@@ -228,7 +228,7 @@ type childBuckets struct {
 }
 
 func (c *childBuckets) Len() int                 { return len(c.ids) }
-func (c *childBuckets) Bucket(i int) []of.Action { return a(of.ToGroup(c.ids[i])) }
+func (c *childBuckets) Bucket(i int) []of.Action { return actions(of.ToGroup(c.ids[i])) }
 func (c *childBuckets) Weight(i int) uint16      { return c.weights[i] }
 
 // key is the group of groups' Key: its children and their weights.

@@ -56,153 +56,29 @@ type frontend struct {
 // ServiceFlows maps one service port to flows and groups. trees, if not
 // nil, is what the port's last rendering kept of its long lists' trees:
 // used and updated (see Trees). The result is the same with or without.
+// Each family is built on its own (familyFlows), each kind of frontend by
+// its own function: the ClusterIP, then the external ones (NodePorts,
+// external IPs, load-balancer IPs).
 func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs, trees *Trees) ServiceResult {
 	var res ServiceResult
 	if trees != nil {
 		defer trees.sweep()
 	}
-	proto := protoOf(sp.Name.Protocol)
-	affinity := sp.SessionAffinity.ClientIP
-	endpoints := map[netip.AddrPort]bool{}
-
+	endpoints := map[netip.AddrPort]bool{} // reached with affinity: they need DNAT flows
 	for _, fam := range sp.Families().List() {
-		lists := struct{ internal, external, short graph.EndpointList }{
-			sp.InternalEndpoints.OfFamily(fam), sp.ExternalEndpoints.OfFamily(fam), sp.ShortCircuitEndpoints.OfFamily(fam),
-		}
-		// target is what a frontend does with a list: pick an endpoint,
-		// or reject/drop when the list is empty. Equal lists share the
-		// group of the first slot that had them.
-		var made []madeList
-		maker := groupMaker{zone: c.CtZone, affinity: affinity, fields: hashFields(fam, proto), ids: ids, trees: trees}
-		target := func(kind string, eps graph.EndpointList) []of.Action {
-			if eps.Len() == 0 {
-				if sp.NoEndpointsAction(fam) == graph.Reject {
-					return a(of.Controller{ID: c.ControllerID, UserData: []byte{PacketInReject}})
-				}
-				return nil // drop
-			}
-			if affinity {
-				for e := range eps.All() {
-					endpoints[e.AddrPort()] = true
-				}
-			}
-			id, seen := sameList(made, eps)
-			if !seen {
-				slot := slotName(fam, kind)
-				id = ids(slot)
-				made = append(made, madeList{eps, id})
-				res.Groups = append(res.Groups, maker.groups(id, slot, eps)...)
-			}
-			next := selected
-			if affinity {
-				next = toLearn
-			}
-			return a(next.set(), of.ToGroup(id))
-		}
-		base := func(fe frontend) []of.Match { return frontendMatch(fe, fam, proto, toSelect) }
-
-		// ClusterIP.
-		if cip, ok := graph.FirstOfFamily(sp.ClusterIPs, fam); ok {
-			fe := frontend{ip: cip, port: sp.Port}
-			res.Flows = append(res.Flows, flow(ServiceLB, priorityFrontend, base(fe), target("internal", lists.internal), nil))
-			if affinity && lists.internal.Len() > 0 {
-				res.Flows = append(res.Flows, learnFlow(sp, fe, fam, proto, &res))
-			}
-		}
-
-		// External frontends.
-		var ext []frontend
-		if sp.NodePort != 0 {
-			// The node's addresses (reached so by pods), and the address
-			// the host DNATs NodePort traffic it receives to.
-			for _, ip := range append(append([]netip.Addr{}, c.NodeIPs...), c.NodePortIPs...) {
-				if graph.FamilyOf(ip) == fam {
-					ext = append(ext, frontend{ip: ip, port: sp.NodePort})
-				}
-			}
-		}
-		// An external or load-balancer IP that is the node's own address
-		// reaches the bridge as the host DNATed it, at the NodePort
-		// address.
-		onNode := func(fe frontend) []frontend {
-			out := []frontend{fe}
-			if slices.Contains(c.NodeIPs, fe.ip) {
-				for _, ip := range c.NodePortIPs {
-					if graph.FamilyOf(ip) == fam {
-						out = append(out, frontend{ip: ip, port: fe.port, ranges: fe.ranges})
-					}
-				}
-			}
-			return out
-		}
-		for _, ip := range sp.ExternalIPs {
-			if graph.FamilyOf(ip) == fam {
-				ext = append(ext, onNode(frontend{ip: ip, port: sp.Port})...)
-			}
-		}
-		for _, ip := range sp.LoadBalancerIPs {
-			if graph.FamilyOf(ip) == fam {
-				fe := frontend{ip: ip, port: sp.Port}
-				for _, r := range sp.LoadBalancerSourceRanges {
-					if graph.FamilyOf(r.Addr()) == fam {
-						fe.ranges = append(fe.ranges, r)
-					}
-				}
-				ext = append(ext, onNode(fe)...)
-			}
-		}
-		local := sp.ExternalTrafficPolicy == graph.PolicyLocal
-		for _, fe := range ext {
-			type variant struct {
-				prio    uint16
-				source  []of.Match
-				masq    bool
-				kind    string
-				targets graph.EndpointList
-			}
-			var vs []variant
-			if local {
-				// Traffic from this node (pods, the node itself) short-circuits
-				// to cluster endpoints; the node's own is masqueraded.
-				vs = []variant{
-					{priorityFrontendFromNode, m(fromNode.match()), true, "short-circuit", lists.short},
-					{priorityFrontendFromLocal, m(fromThisNode.match()), false, "short-circuit", lists.short},
-					{priorityFrontend, nil, false, "external", lists.external},
-				}
-			} else {
-				vs = []variant{{priorityFrontend, nil, true, "external", lists.external}}
-			}
-			sources := [][]of.Match{nil}
-			if len(fe.ranges) > 0 {
-				sources = nil
-				for _, r := range fe.ranges {
-					sources = append(sources, m(of.IPSrc(r)))
-				}
-				// Anything else to this LoadBalancer IP is dropped.
-				res.Flows = append(res.Flows, flow(ServiceLB, prioritySourceRangeDrop, base(fe), nil, nil))
-			}
-			for _, src := range sources {
-				for _, v := range vs {
-					acts := target(v.kind, v.targets)
-					if v.masq && v.targets.Len() > 0 {
-						acts = append(a(masquerade.set()), acts...)
-					}
-					match := append(append(base(fe), src...), v.source...)
-					res.Flows = append(res.Flows, flow(ServiceLB, v.prio, match, acts, nil))
-				}
-			}
-			if affinity && (lists.external.Len() > 0 || lists.short.Len() > 0) {
-				res.Flows = append(res.Flows, learnFlow(sp, fe, fam, proto, &res))
-			}
+		b := newFamilyBuilder(c, sp, fam, ids, trees, &res, endpoints)
+		b.clusterIP()
+		for _, fe := range b.externalFrontends() {
+			b.external(fe)
 		}
 	}
-
 	// With affinity, one DNAT flow per endpoint this service port can
 	// reach: a learned flow can load an endpoint into the registers but
 	// cannot DNAT, so the DNAT is a flow matching them.
 	if len(endpoints) == 0 {
 		return res
 	}
+	proto := protoOf(sp.Name.Protocol)
 	for _, e := range allEndpoints(sp) {
 		if endpoints[e.AddrPort()] {
 			res.Endpoints = append(res.Endpoints, dnatFlow(c, e, proto))
@@ -210,6 +86,170 @@ func ServiceFlows(c *Config, sp *graph.ServicePort, ids GroupIDs, trees *Trees) 
 		}
 	}
 	return res
+}
+
+// familyBuilder builds one family's flows and groups of a service port
+// into res.
+type familyBuilder struct {
+	c        *Config
+	sp       *graph.ServicePort
+	fam      graph.IPFamily
+	proto    of.IPProto
+	affinity bool
+	ids      GroupIDs
+	maker    groupMaker
+	res      *ServiceResult
+	// endpoints collects what affinity reaches (ServiceFlows' DNAT flows).
+	endpoints map[netip.AddrPort]bool
+	// made: lists that have a group already; an equal list shares it.
+	made                               []madeList
+	internalEPs, externalEPs, shortEPs graph.EndpointList
+}
+
+func newFamilyBuilder(c *Config, sp *graph.ServicePort, fam graph.IPFamily, ids GroupIDs, trees *Trees, res *ServiceResult, endpoints map[netip.AddrPort]bool) *familyBuilder {
+	proto, affinity := protoOf(sp.Name.Protocol), sp.SessionAffinity.ClientIP
+	return &familyBuilder{c: c, sp: sp, fam: fam, proto: proto, affinity: affinity, ids: ids, res: res, endpoints: endpoints,
+		maker:       groupMaker{zone: c.CtZone, affinity: affinity, fields: hashFields(fam, proto), ids: ids, trees: trees},
+		internalEPs: sp.InternalEndpoints.OfFamily(fam), externalEPs: sp.ExternalEndpoints.OfFamily(fam), shortEPs: sp.ShortCircuitEndpoints.OfFamily(fam)}
+}
+
+// target is what a frontend does with a list: pick an endpoint, or
+// reject/drop when the list is empty. Equal lists share the group of the
+// first slot that had them.
+func (b *familyBuilder) target(kind string, eps graph.EndpointList) []of.Action {
+	if eps.Len() == 0 {
+		if b.sp.NoEndpointsAction(b.fam) == graph.Reject {
+			return actions(of.Controller{ID: b.c.ControllerID, UserData: []byte{PacketInReject}})
+		}
+		return nil // drop
+	}
+	if b.affinity {
+		for e := range eps.All() {
+			b.endpoints[e.AddrPort()] = true
+		}
+	}
+	id, seen := sameList(b.made, eps)
+	if !seen {
+		slot := slotName(b.fam, kind)
+		id = b.ids(slot)
+		b.made = append(b.made, madeList{eps, id})
+		b.res.Groups = append(b.res.Groups, b.maker.groups(id, slot, eps)...)
+	}
+	next := selected
+	if b.affinity {
+		next = toLearn
+	}
+	return actions(next.set(), of.ToGroup(id))
+}
+
+func (b *familyBuilder) match(fe frontend) []of.Match {
+	return frontendMatch(fe, b.fam, b.proto, toSelect)
+}
+
+// clusterIP: the ClusterIP of this family goes to the internal endpoints.
+func (b *familyBuilder) clusterIP() {
+	cip, ok := graph.FirstOfFamily(b.sp.ClusterIPs, b.fam)
+	if !ok {
+		return
+	}
+	fe := frontend{ip: cip, port: b.sp.Port}
+	b.res.Flows = append(b.res.Flows, flow(ServiceLB, priorityFrontend, b.match(fe), b.target("internal", b.internalEPs), nil))
+	if b.affinity && b.internalEPs.Len() > 0 {
+		b.res.Flows = append(b.res.Flows, learnFlow(b.sp, fe, b.fam, b.proto, b.res))
+	}
+}
+
+// externalFrontends are this family's NodePorts (on the node's addresses,
+// reached so by pods, and on the address the host DNATs NodePort traffic
+// it receives to), external IPs and load-balancer IPs (with their source
+// ranges).
+func (b *familyBuilder) externalFrontends() []frontend {
+	var ext []frontend
+	if b.sp.NodePort != 0 {
+		for _, ip := range append(append([]netip.Addr{}, b.c.NodeIPs...), b.c.NodePortIPs...) {
+			if graph.FamilyOf(ip) == b.fam {
+				ext = append(ext, frontend{ip: ip, port: b.sp.NodePort})
+			}
+		}
+	}
+	for _, ip := range b.sp.ExternalIPs {
+		if graph.FamilyOf(ip) == b.fam {
+			ext = append(ext, b.onNode(frontend{ip: ip, port: b.sp.Port})...)
+		}
+	}
+	for _, ip := range b.sp.LoadBalancerIPs {
+		if graph.FamilyOf(ip) == b.fam {
+			fe := frontend{ip: ip, port: b.sp.Port}
+			for _, r := range b.sp.LoadBalancerSourceRanges {
+				if graph.FamilyOf(r.Addr()) == b.fam {
+					fe.ranges = append(fe.ranges, r)
+				}
+			}
+			ext = append(ext, b.onNode(fe)...)
+		}
+	}
+	return ext
+}
+
+// onNode: an external or load-balancer IP that is the node's own address
+// reaches the bridge as the host DNATed it, at the NodePort address too.
+func (b *familyBuilder) onNode(fe frontend) []frontend {
+	out := []frontend{fe}
+	if slices.Contains(b.c.NodeIPs, fe.ip) {
+		for _, ip := range b.c.NodePortIPs {
+			if graph.FamilyOf(ip) == b.fam {
+				out = append(out, frontend{ip: ip, port: fe.port, ranges: fe.ranges})
+			}
+		}
+	}
+	return out
+}
+
+// externalVariant is one flow of an external frontend: from where, to
+// which list, masqueraded or not.
+type externalVariant struct {
+	prio    uint16
+	source  []of.Match
+	masq    bool
+	kind    string
+	targets graph.EndpointList
+}
+
+// external: an external frontend goes to the external endpoints (all
+// masqueraded with policy Cluster); with policy Local, traffic from this
+// node (pods, the node itself) short-circuits to the cluster's endpoints,
+// the node's own masqueraded. Source ranges allow their sources only.
+func (b *familyBuilder) external(fe frontend) {
+	vs := []externalVariant{{priorityFrontend, nil, true, "external", b.externalEPs}}
+	if b.sp.ExternalTrafficPolicy == graph.PolicyLocal {
+		vs = []externalVariant{
+			{priorityFrontendFromNode, matches(fromNode.match()), true, "short-circuit", b.shortEPs},
+			{priorityFrontendFromLocal, matches(fromThisNode.match()), false, "short-circuit", b.shortEPs},
+			{priorityFrontend, nil, false, "external", b.externalEPs},
+		}
+	}
+	sources := [][]of.Match{nil}
+	if len(fe.ranges) > 0 {
+		sources = nil
+		for _, r := range fe.ranges {
+			sources = append(sources, matches(of.IPSrc(r)))
+		}
+		// Anything else to this LoadBalancer IP is dropped.
+		b.res.Flows = append(b.res.Flows, flow(ServiceLB, prioritySourceRangeDrop, b.match(fe), nil, nil))
+	}
+	for _, src := range sources {
+		for _, v := range vs {
+			acts := b.target(v.kind, v.targets)
+			if v.masq && v.targets.Len() > 0 {
+				acts = append(actions(masquerade.set()), acts...)
+			}
+			match := append(append(b.match(fe), src...), v.source...)
+			b.res.Flows = append(b.res.Flows, flow(ServiceLB, v.prio, match, acts, nil))
+		}
+	}
+	if b.affinity && (b.externalEPs.Len() > 0 || b.shortEPs.Len() > 0) {
+		b.res.Flows = append(b.res.Flows, learnFlow(b.sp, fe, b.fam, b.proto, b.res))
+	}
 }
 
 // slotName names a service port's endpoint list for its group ID
@@ -312,7 +352,7 @@ func (b endpointBuckets) Bucket(i int) []of.Action {
 	if !b.affinity {
 		return dnat(b.zone, e)
 	}
-	return a(loadEndpointIP(e.IP), endpointPortField.load(uint32(e.Port)), of.Resubmit(ServiceLB.ID))
+	return actions(loadEndpointIP(e.IP), endpointPortField.load(uint32(e.Port)), of.Resubmit(ServiceLB.ID))
 }
 
 // dnat marks the packet as a service's, commits its connection in zone
@@ -320,7 +360,7 @@ func (b endpointBuckets) Bucket(i int) []of.Action {
 // The connection's label keeps the endpoint's address, for the later
 // fragments of its datagrams (fragments.go).
 func dnat(zone uint16, e graph.Endpoint) []of.Action {
-	return a(isService.set(), of.CT{Commit: true, Zone: zone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
+	return actions(isService.set(), of.CT{Commit: true, Zone: zone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
 		SetMark: serviceConn.value, MarkMask: serviceConn.mask, Label: e.IP})
 }
 
@@ -328,7 +368,7 @@ func dnat(zone uint16, e graph.Endpoint) []of.Action {
 // registers.
 func dnatFlow(c *Config, e graph.Endpoint, proto of.IPProto) *of.Flow {
 	return flow(EndpointDNAT, priorityEndpointDNAT,
-		m(of.EthType(ethType(graph.FamilyOf(e.IP))), of.IPProto(proto), matchEndpointIP(e.IP),
+		matches(of.EthType(ethType(graph.FamilyOf(e.IP))), of.IPProto(proto), matchEndpointIP(e.IP),
 			selected.match(), endpointPortField.match(uint32(e.Port))),
 		dnat(c.CtZone, e), nil)
 }
@@ -340,8 +380,8 @@ func dnatFlow(c *Config, e graph.Endpoint, proto of.IPProto) *of.Flow {
 func frontendMatch(fe frontend, fam graph.IPFamily, proto of.IPProto, state regMark) []of.Match {
 	if proto == of.ProtoUDP {
 		// Not the packet's protocol: an IPv6 later fragment's reads 44.
-		return m(of.EthType(ethType(fam)), of.CtState{Set: of.CtTrk, Unset: of.CtInv}, // OVS: ct_nw_* needs a valid connection
+		return matches(of.EthType(ethType(fam)), of.CtState{Set: of.CtTrk, Unset: of.CtInv}, // OVS: ct_nw_* needs a valid connection
 			of.CtOrigDst{Proto: proto, IP: fe.ip}, frontendPortField.match(uint32(fe.port)), state.match())
 	}
-	return m(of.EthType(ethType(fam)), of.IPProto(proto), of.IPDst(host(fe.ip)), of.L4Dst{Proto: proto, Port: fe.port}, state.match())
+	return matches(of.EthType(ethType(fam)), of.IPProto(proto), of.IPDst(host(fe.ip)), of.L4Dst{Proto: proto, Port: fe.port}, state.match())
 }
