@@ -2,6 +2,7 @@ package ovs
 
 import (
 	"errors"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -366,5 +367,37 @@ func TestWipedBridgeIsRepairedFromWhatIsRenderedAgain(t *testing.T) {
 	other.mustSync()
 	if got, want := br.Dump(), fresh.Dump(); got != want {
 		t.Fatalf("the repaired bridge holds:\n%s\na fresh driver installs:\n%s", got, want)
+	}
+}
+
+// The real Sync and Apply bring the host along with the bridge: after the
+// first sync it holds the node's gateway configuration and a route for
+// each ClusterIP; a Service deleted is an incremental update that
+// withdraws its route (the fake refuses withdrawing what was never routed)
+// and leaves the others.
+func TestHostFollowsTheGraph(t *testing.T) {
+	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	md.mustSync()
+	routed := func(ip string) bool {
+		a := netip.MustParseAddr(ip)
+		for dst := range md.host.State().Routes {
+			if dst.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+	if st := md.host.State(); st.Config.Gateway != md.d.opts.GatewayInterface || len(st.Config.Addresses) == 0 {
+		t.Fatalf("the host's configuration %+v, want the gateway %s with its addresses", st.Config, md.d.opts.GatewayInterface)
+	}
+	for _, ip := range []string{"10.96.0.10", "10.96.0.11", "fd00:96::15"} {
+		if !routed(ip) {
+			t.Fatalf("no route for ClusterIP %s: %v", ip, md.host.State().Routes)
+		}
+	}
+	md.tr.DeleteService("ns", "web")
+	md.mustApply()
+	if routed("10.96.0.10") || !routed("10.96.0.11") {
+		t.Fatalf("after deleting ns/web: routes %v, want 10.96.0.10's gone and 10.96.0.11's kept", md.host.State().Routes)
 	}
 }

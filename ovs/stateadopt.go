@@ -19,7 +19,7 @@ func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) (flowD
 			s.installedFlows[f.Cookie] = true
 		}
 	}
-	flowDrift = symmetricDifference(oldFlows, s.installedFlows, func(a, b bool) bool { return a == b })
+	flowDrift = symmetricDifference(oldFlows, s.installedFlows)
 	// A desired flow belongs in OVS unless another with its match is
 	// installed in its place (shadowed).
 	wanted := func(c uint64) bool { return s.flows[c] != nil && s.shadowed[c] == 0 }
@@ -48,15 +48,15 @@ func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) (flowD
 			s.touchedGroups[id] = true
 		}
 	}
-	return flowDrift, symmetricDifference(oldGroups, s.installedGroups, func(a, b uint64) bool { return a == b })
+	return flowDrift, symmetricDifference(oldGroups, s.installedGroups)
 }
 
 // symmetricDifference counts the keys in one map but not the other, and
 // those in both whose values differ.
-func symmetricDifference[K comparable, V any](a, b map[K]V, same func(V, V) bool) int {
+func symmetricDifference[K, V comparable](a, b map[K]V) int {
 	n := 0
 	for k, va := range a {
-		if vb, ok := b[k]; !ok || !same(va, vb) {
+		if vb, ok := b[k]; !ok || va != vb {
 			n++
 		}
 	}

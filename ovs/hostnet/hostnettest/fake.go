@@ -27,11 +27,6 @@ type Fake struct {
 	frontends map[netip.Addr]bool
 	captures  []hostnet.Capture
 	nodePorts []hostnet.ProtoPort
-	deleted   []string
-	// Fail, when set, is returned by the next Sync or Update (then cleared).
-	Fail error
-	// Syncs and Updates count the calls that succeeded.
-	Syncs, Updates int
 }
 
 // State is what the host holds, as a test compares it.
@@ -55,16 +50,12 @@ func (f *Fake) State() State {
 func (f *Fake) Sync(_ context.Context, c hostnet.Config, frontends []netip.Addr, captures []hostnet.Capture, nodePorts []hostnet.ProtoPort) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.takeFailure(); err != nil {
-		return err
-	}
 	f.synced, f.cfg = true, c
 	f.frontends = map[netip.Addr]bool{}
 	for _, ip := range frontends {
 		f.frontends[ip] = true
 	}
 	f.captures, f.nodePorts = slices.Clone(captures), slices.Clone(nodePorts)
-	f.Syncs++
 	return nil
 }
 
@@ -86,9 +77,6 @@ func (f *Fake) Update(ctx context.Context, c hostnet.Config, frontends map[netip
 		return f.Sync(ctx, c, whole, caps, np)
 	}
 	defer f.mu.Unlock()
-	if err := f.takeFailure(); err != nil {
-		return err
-	}
 	for ip, add := range frontends {
 		if !add && !f.frontends[ip] {
 			return fmt.Errorf("hostnettest: frontend %s withdrawn but never routed", ip)
@@ -105,14 +93,7 @@ func (f *Fake) Update(ctx context.Context, c hostnet.Config, frontends map[netip
 	if nodePorts != nil {
 		f.nodePorts = slices.Clone(nodePorts)
 	}
-	f.Updates++
 	return nil
-}
-
-func (f *Fake) takeFailure() error {
-	err := f.Fail
-	f.Fail = nil
-	return err
 }
 
 // Cleanup implements the driver's host: nothing of the driver's is left.
@@ -125,19 +106,7 @@ func (f *Fake) Cleanup(context.Context) error {
 
 // DeleteLink implements the driver's host; a link that is not there is no
 // error, as with Host.
-func (f *Fake) DeleteLink(name string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.deleted = append(f.deleted, name)
-	return nil
-}
-
-// Deleted lists the links DeleteLink was asked to remove, in order.
-func (f *Fake) Deleted() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.deleted)
-}
+func (f *Fake) DeleteLink(string) error { return nil }
 
 // Unroutable implements the driver's host: every peer is on link here.
 func (f *Fake) Unroutable() []hostnet.Route { return nil }
