@@ -381,11 +381,16 @@ func (d *Driver) Close() error {
 	d.closeOnce.Do(func() {
 		close(d.stop)
 		if d.conn != nil {
-			d.conn.Close() // ends a commit the watcher may be waiting on
+			d.conn.Close() // ends a commit a call under way may be waiting on
 		}
 		if d.started {
 			<-d.watched
 		}
+		// A call under way (a round the driver asked for, still running
+		// when its caller closes) ends first: the connection is closed, so
+		// it ends soon.
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		d.settler.close()
 		d.ctl.close()
 		d.db.Close()
