@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,7 +29,10 @@ func TestRefusedServiceIsHeldWhilePodsAndOthersGoOn(t *testing.T) {
 	webService(w)
 	w.sync()
 	web := graph.ServicePortName{Namespace: "ns", Name: "web", Port: "http", Protocol: graph.TCP}
-	for _, id := range w.d.model.st.owners[spOwner(web)].groups {
+	w.d.mu.Lock() // the driver's port watch writes the model under it
+	groups := slices.Clone(w.d.model.st.owners[spOwner(web)].groups)
+	w.d.mu.Unlock()
+	for _, id := range groups {
 		w.o.Ofctl("del-groups", bridge, fmt.Sprintf("group_id=%d", id))
 	}
 	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p2IP4.String()))))

@@ -16,6 +16,7 @@ import (
 // refuseOwner makes the bridge refuse every message about what owner
 // wants now (its flows by cookie, its groups by ID), naming them or not.
 func (md *memDriver) refuseOwner(owner string, unnamed bool) {
+	defer md.lock()()
 	o := md.m.st.owners[owner]
 	if o == nil {
 		md.t.Fatalf("no owner %q", owner)
@@ -36,6 +37,7 @@ func (md *memDriver) refuseOwner(owner string, unnamed bool) {
 // wants, but for owner's flows and groups, which it holds none of.
 func (md *memDriver) convergedBut(owner string) {
 	md.t.Helper()
+	defer md.lock()()
 	held := map[string]bool{}
 	rendered := map[string]rendering{}
 	for _, c := range md.m.st.owners[owner].flows {
@@ -79,7 +81,9 @@ func TestOneRefusedServicePortStaysHeldAlone(t *testing.T) {
 					name = sp.Name
 				}
 			}
+			unlock := md.lock()
 			md.m.sync(md.tr.Snapshot()) // what the owner wants, to refuse it
+			unlock()
 			owner := spOwner(name)
 			md.refuseOwner(owner, tc.unnamed)
 

@@ -139,6 +139,7 @@ func TestFailedBundleIsRetriedToConvergence(t *testing.T) {
 // keptNeedlessly counts the committed flows and groups the state still
 // keeps though their owner renders them again (again.go).
 func (md *memDriver) keptNeedlessly() int {
+	defer md.lock()()
 	st, n := md.m.st, 0
 	for _, e := range st.flows {
 		if e.flow != nil && st.rendersAgain(e.owner) {
@@ -155,6 +156,7 @@ func (md *memDriver) keptNeedlessly() int {
 
 // groupsOf lists a service port's groups.
 func (md *memDriver) groupsOf(name string) []uint32 {
+	defer md.lock()()
 	for n := range md.m.sps {
 		if n.String() == name {
 			return md.m.st.owners[spOwner(n)].groups
@@ -177,6 +179,7 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 	batchOf := func(md *memDriver) *ofconn.Batch {
 		setEndpoints(md.tr, "web")
 		b := md.tr.Next(false)
+		defer md.lock()()
 		md.m.apply(b.Delta)
 		return md.m.st.pending(all)
 	}
@@ -187,7 +190,9 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 	if err := md.conn.Commit(t.Context(), b, nil); err != nil {
 		t.Fatal(err)
 	}
+	unlock := md.lock()
 	md.m.st.committed(all)
+	unlock()
 	md.converged()
 	if got := mods(before, br.Counts()); got != (ofconn.MemCounts{Bundles: 1, FlowMods: 1, GroupMods: 1}) {
 		t.Fatalf("sent %+v", got)
@@ -200,11 +205,13 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 	br2 := ofconn.NewMemBridge()
 	newMemDriver(t, br2, memCluster()).mustSync()
 	var old *of.Flow
+	unlock = md.lock()
 	for c := range md.m.st.flows {
 		if f := md.m.st.flowOf(c, nil); strings.Contains(f.Text(), "nw_dst=10.96.0.10,") && f.Table == 6 {
 			old = &of.Flow{Table: f.Table, Priority: f.Priority, Match: f.Match, Goto: -1, Actions: []of.Action{of.Output(9)}}
 		}
 	}
+	unlock()
 	if err := br2.Apply(&ofconn.Batch{FlowAdds: []*of.Flow{old}}); err != nil {
 		t.Fatal(err)
 	}
@@ -229,14 +236,16 @@ func TestShadowedFrontendIsInstalledWhenTheOtherGoes(t *testing.T) {
 	md := newMemDriver(t, ofconn.NewMemBridge(), tr)
 	md.mustSync()
 	md.converged()
+	unlock := md.lock()
 	shadowed := md.m.st.Shadowed()
-	if len(shadowed) != 1 {
-		t.Fatalf("shadowed %v, want one flow", shadowed)
-	}
 	var loser, winner graph.ServicePortName
 	for c, w := range shadowed {
 		loser, _ = md.m.servicePortOf(c)
 		winner, _ = md.m.servicePortOf(w)
+	}
+	unlock()
+	if len(shadowed) != 1 {
+		t.Fatalf("shadowed %v, want one flow", shadowed)
 	}
 	if got := md.sink.reasons(); !slices.Equal(got, []string{"FrontendConflict " + loser.String()}) {
 		t.Fatalf("reported %v, want a FrontendConflict of %s", got, loser)
@@ -249,6 +258,7 @@ func TestShadowedFrontendIsInstalledWhenTheOtherGoes(t *testing.T) {
 	md.tr.DeleteService(winner.Namespace, winner.Name)
 	md.mustApply()
 	md.converged()
+	defer md.lock()()
 	if len(md.m.st.Shadowed()) != 0 {
 		t.Fatalf("still shadowed: %v", md.m.st.Shadowed())
 	}
@@ -262,6 +272,7 @@ func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 	probe := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
 	probe.mustSync()
 	frontend := func(ip string) uint64 {
+		defer probe.lock()()
 		for c := range probe.m.st.flows {
 			if f := probe.m.st.flowOf(c, nil); strings.Contains(f.Text(), "nw_dst="+ip+",") && f.Table == 6 {
 				return c
@@ -275,6 +286,7 @@ func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 	kept, lost := frontend("10.96.0.14"), frontend("10.96.0.10")
 
 	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	unlock := md.lock()
 	md.m.st.cookieOf = func(f *of.Flow) uint64 {
 		if c := f.Cookie(); c != lost {
 			return c
@@ -282,6 +294,7 @@ func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 		return kept
 	}
 	md.m.refreshAll() // the static flows again, with the forced cookies
+	unlock()
 	md.mustSync()
 	md.converged()
 	if dump := md.br.Dump(); strings.Contains(dump, "nw_dst=10.96.0.10,") || !strings.Contains(dump, "nw_dst=10.96.0.14,") {
@@ -337,18 +350,20 @@ func TestWipedBridgeIsRepairedFromWhatIsRenderedAgain(t *testing.T) {
 	setEndpoints(md.tr, "sticky", "10.244.1.9", "10.244.1.98")
 	md.mustApply()
 
+	unlock := md.lock()
 	released := 0
 	for _, e := range md.m.st.flows {
 		if e.flow == nil {
 			released++
 		}
 	}
-	if released == 0 {
-		t.Fatal("no committed flow was released: the test would not render anything again")
-	}
 	wipe := &ofconn.Batch{FlowDeletes: []ofconn.CookieMatch{{Cookie: of.CookieTag, Mask: of.CookieTagMask}}}
 	for id := range md.m.st.groups {
 		wipe.GroupDeletes = append(wipe.GroupDeletes, id)
+	}
+	unlock()
+	if released == 0 {
+		t.Fatal("no committed flow was released: the test would not render anything again")
 	}
 	if err := br.Apply(wipe); err != nil {
 		t.Fatal(err)

@@ -124,6 +124,13 @@ func (md *memDriver) start(o Options) {
 	md.d, md.m, md.conn, md.flows = d, d.model, d.conn, d.flows
 }
 
+// lock holds the driver's lock while a test reads or changes the driver's
+// model directly: the driver's port watch writes the model under it.
+func (md *memDriver) lock() (unlock func()) {
+	md.d.mu.Lock()
+	return md.d.mu.Unlock
+}
+
 // sync hands the tracker's whole graph to Driver.Sync. A
 // dataplanes.Degraded is returned with the graph taken, as the runner
 // takes it.
@@ -171,6 +178,7 @@ func (md *memDriver) mustApply() {
 // their match) and group, and nothing else.
 func (md *memDriver) converged() {
 	md.t.Helper()
+	defer md.lock()()
 	if got, want := md.br.Dump(), desiredDump(md.m.st); got != want {
 		md.t.Fatalf("the bridge holds:\n%s\nthe driver wants:\n%s", got, want)
 	}

@@ -46,22 +46,31 @@ func (h *held) Error() string      { return "held back: " + strings.Join(h.lines
 func (h *held) RetryAt() time.Time { return h.at }
 func (h *held) Held() []string     { return h.lines }
 
+// record decides the call's outcome before it reports the call, so a test
+// that changes the outcome after next() changes only the calls after it.
 func (f *fakeApplier) record(full bool, ports []string) error {
-	f.calls <- call{full: full, ports: ports, at: f.clock.Now()}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.panic {
-		f.panic = false
+	doPanic, err := f.outcomeLocked()
+	f.mu.Unlock()
+	f.calls <- call{full: full, ports: ports, at: f.clock.Now()}
+	if doPanic {
 		panic("boom")
 	}
-	if f.fail > 0 {
+	return err
+}
+
+func (f *fakeApplier) outcomeLocked() (doPanic bool, err error) {
+	switch {
+	case f.panic:
+		f.panic = false
+		return true, nil
+	case f.fail > 0:
 		f.fail--
-		return errors.New("dataplane unavailable")
+		return false, errors.New("dataplane unavailable")
+	case len(f.hold) > 0:
+		return false, &held{f.hold, f.clock.Now().Add(f.retryIn)}
 	}
-	if len(f.hold) > 0 {
-		return &held{f.hold, f.clock.Now().Add(f.retryIn)}
-	}
-	return nil
+	return false, nil
 }
 
 func (f *fakeApplier) Sync(_ context.Context, s graph.Snapshot) error {
@@ -105,10 +114,15 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness { return newHarnessWith(t, time.Second) }
 
-func newHarnessWith(t *testing.T, minSyncPeriod time.Duration) *harness {
+// newHarnessWith starts a runner; prepare sets the fake applier up before
+// the runner's first call.
+func newHarnessWith(t *testing.T, minSyncPeriod time.Duration, prepare ...func(*fakeApplier)) *harness {
 	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	h := &harness{t: t, clock: testingclock.NewFakeClock(start), res: &results{}, start: start}
 	h.app = &fakeApplier{clock: h.clock, calls: make(chan call, 16)}
+	for _, p := range prepare {
+		p(h.app)
+	}
 	h.tr = tracker.New(tracker.Options{NodeName: "n", Now: h.clock.Now})
 	run := New(h.tr, h.app, Config{MinSyncPeriod: minSyncPeriod, SyncPeriod: 30 * time.Second,
 		BackoffInitial: time.Second, BackoffMax: 8 * time.Second, Clock: h.clock}, h.res)
@@ -249,10 +263,7 @@ func TestFailedApplyBacksOffAndRetriesEverything(t *testing.T) {
 }
 
 func TestFailedFullSyncIsRetriedAsFull(t *testing.T) {
-	h := newHarness(t)
-	h.app.mu.Lock()
-	h.app.fail = 1
-	h.app.mu.Unlock()
+	h := newHarnessWith(t, time.Second, func(f *fakeApplier) { f.fail = 1 })
 	if c := h.next(); !c.full {
 		t.Fatal("want full")
 	}
