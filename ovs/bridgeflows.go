@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
+	"github.com/switchyard-proxy/switchyard/ovs/vswitchd"
 )
 
 // bridgeFlows is the driver's OpenFlow side: it reads back what the
@@ -31,24 +32,21 @@ import (
 type bridgeFlows struct {
 	conn *ofconn.Conn
 	st   *state
-	// follow has the datapath follow each commit (settle.go); nil when
-	// there is no datapath (an in-memory bridge).
-	follow *follower
+	// follow has the datapath follow each commit; nil when there is no
+	// datapath (an in-memory bridge).
+	follow *vswitchd.Follower
 	// unsure: a commit failed other than by a refusal; read back before
 	// the next one.
 	unsure bool
 	// holds are the owners whose changes the switch refused.
 	holds *dataplanes.Holds
-	// lastCommit is the last non-empty commit's time until OVS confirmed
-	// it (read by benchmarks).
-	lastCommit time.Duration
 	// known: the installed view was read from the bridge at least once,
 	// so a read-back that differs from it found drift.
 	known   bool
 	metrics *driverMetrics
 }
 
-func newBridgeFlows(conn *ofconn.Conn, st *state, follow *follower) *bridgeFlows {
+func newBridgeFlows(conn *ofconn.Conn, st *state, follow *vswitchd.Follower) *bridgeFlows {
 	return &bridgeFlows{conn: conn, st: st, follow: follow, holds: dataplanes.NewHolds(), metrics: newDriverMetrics()}
 }
 
@@ -170,11 +168,11 @@ func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch) error {
 	start := time.Now()
 	var beforeCommit func()
 	if b.follow != nil {
-		beforeCommit = b.follow.beforeCommit(batch.Len())
+		beforeCommit = b.follow.BeforeCommit(batch.Len())
 	}
 	if err := b.conn.Commit(ctx, batch, beforeCommit); err != nil {
 		if b.follow != nil {
-			b.follow.abandon()
+			b.follow.Abandon()
 		}
 		result := bundleRefused
 		var refused *ofconn.RefusedError
@@ -187,10 +185,9 @@ func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch) error {
 		return err
 	}
 	if batch.Len() > 0 {
-		b.lastCommit = time.Since(start)
-		b.metrics.sent(bundleOK, b.lastCommit)
+		b.metrics.sent(bundleOK, time.Since(start))
 		if b.follow != nil {
-			b.follow.afterCommit(ctx)
+			b.metrics.settled(b.follow.AfterCommit(ctx))
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
+	"github.com/switchyard-proxy/switchyard/ovs/vswitchd"
 	"golang.org/x/time/rate"
 	"k8s.io/klog/v2"
 )
@@ -49,11 +50,11 @@ type Driver struct {
 	// keepBridge: cleanup leaves the bridge (others' flows are on it).
 	keepBridge bool
 	mtu        int
-	said       map[string]bool // host conditions logged once (sayOnce)
-	flushes    flushQueue      // UDP conntrack flushes to try again
-	settler    settler         // the revalidator wait, armed before each commit
-	ctl        ctlConn         // ovs-vswitchd's control socket: pokes, purges, conntrack flushes
-	flows      *bridgeFlows    // the OpenFlow side: read back, commit (set by connect)
+	said       map[string]bool     // host conditions logged once (sayOnce)
+	flushes    vswitchd.FlushQueue // UDP conntrack flushes to try again
+	ctl        *vswitchd.Control   // ovs-vswitchd's control socket: pokes, purges, conntrack flushes
+	follow     *vswitchd.Follower  // the datapath's settle after each commit
+	flows      *bridgeFlows        // the OpenFlow side: read back, commit (set by connect)
 }
 
 func newDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, error) {
@@ -86,6 +87,7 @@ func openDriver(ctx context.Context, o Options, env dataplanes.Env, open func(co
 	if err != nil {
 		return nil, err
 	}
+	ctl := vswitchd.NewControl(o.RunDir)
 	return &Driver{
 		opts:     o,
 		env:      env,
@@ -99,8 +101,8 @@ func openDriver(ctx context.Context, o Options, env dataplanes.Env, open func(co
 		model:    newModel(cfg, o.Encap != EncapNone),
 		said:     map[string]bool{},
 		problems: dataplanes.NewOnce(env),
-		settler:  newSettler(o.RunDir),
-		ctl:      ctlConn{runDir: o.RunDir},
+		ctl:      ctl,
+		follow:   vswitchd.NewFollower(o.RunDir, ctl),
 	}, nil
 }
 
@@ -140,9 +142,9 @@ func (d *Driver) start(ctx context.Context) error {
 		}
 	}
 	// Opened ahead of the first change (a new connection is read by OVS a
-	// main-loop pass later, see settler).
+	// main-loop pass later, see vswitchd.Follower).
 	if d.dp.datapath {
-		if err := errors.Join(d.settler.waitConn.open(), d.ctl.open()); err != nil {
+		if err := errors.Join(d.follow.Open(), d.ctl.Open()); err != nil {
 			klog.InfoS("Could not open ovs-vswitchd's control socket; will retry with the first change", "err", err)
 		}
 	}
@@ -157,12 +159,12 @@ func (d *Driver) start(ctx context.Context) error {
 // connect dials the bridge's OpenFlow socket.
 func (d *Driver) connect(ctx context.Context) error {
 	d.conn = d.dp.bridge(d)
-	var follow *follower
+	var follow *vswitchd.Follower
 	if d.dp.datapath {
-		follow = &follower{settler: &d.settler, ctl: &d.ctl}
+		follow = d.follow
 	}
 	d.flows = newBridgeFlows(d.conn, d.model.st, follow)
-	d.flows.metrics.register(d.env.Metrics)
+	d.flows.metrics.register(d.env.Metrics, d.conn)
 	if err := d.conn.WaitReady(ctx); err != nil {
 		return fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, d.opts.Bridge)
 	}
@@ -391,8 +393,8 @@ func (d *Driver) Close() error {
 		// it ends soon.
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		d.settler.close()
-		d.ctl.close()
+		d.follow.Close()
+		d.ctl.Close()
 		d.db.Close()
 		d.host.Close()
 		if d.dp.lock != nil {

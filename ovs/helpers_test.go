@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/core/object"
@@ -11,6 +12,7 @@ import (
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/component-base/metrics/testutil"
 )
 
 // exampleSnapshot is examples/cluster.yaml seen from node-1, plus an
@@ -70,3 +72,39 @@ func testOptions() Options {
 	o.AddFlags(fs)
 	return o
 }
+
+// bundleClock reads from the driver's metrics (bundle_duration_seconds
+// and datapath_settle_seconds) how long the bundles committed since its
+// last reading spent until OVS confirmed them and until the datapath
+// followed.
+type bundleClock struct {
+	m              *driverMetrics
+	commit, settle float64 // the histograms' sums at the last reading
+}
+
+func newBundleClock(tb testing.TB, d *Driver) *bundleClock {
+	c := &bundleClock{m: d.flows.metrics}
+	if !c.m.bundleDuration.IsCreated() {
+		tb.Fatal("the driver's metrics are not registered: nothing would be measured")
+	}
+	c.since(tb)
+	return c
+}
+
+// since returns the time in OVS and settling since the last reading.
+func (c *bundleClock) since(tb testing.TB) (inOVS, settle time.Duration) {
+	tb.Helper()
+	commit, err := testutil.GetHistogramMetricValue(c.m.bundleDuration.ObserverMetric)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	settled, err := testutil.GetHistogramMetricValue(c.m.settleDuration.ObserverMetric)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	inOVS, settle = seconds(commit-c.commit), seconds(settled-c.settle)
+	c.commit, c.settle = commit, settled
+	return inOVS, settle
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -3,6 +3,7 @@ package ovs
 import (
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"k8s.io/component-base/metrics"
 )
 
@@ -14,6 +15,7 @@ import (
 type driverMetrics struct {
 	bundles        *metrics.CounterVec
 	bundleDuration *metrics.Histogram
+	settleDuration *metrics.Histogram
 	flows          *metrics.Gauge
 	groups         *metrics.Gauge
 	drift          *metrics.CounterVec
@@ -39,6 +41,12 @@ func newDriverMetrics() *driverMetrics {
 			Buckets:        metrics.ExponentialBuckets(0.0001, 2, 18),
 			StabilityLevel: metrics.ALPHA,
 		}),
+		settleDuration: metrics.NewHistogram(&metrics.HistogramOpts{
+			Namespace: "switchyard", Subsystem: "ovs", Name: "datapath_settle_seconds",
+			Help:           "Time from OVS confirming a non-empty bundle until its datapath follows the new flows (a revalidator round, or a purge after a large bundle), in seconds; only with a datapath.",
+			Buckets:        metrics.ExponentialBuckets(0.0001, 2, 18),
+			StabilityLevel: metrics.ALPHA,
+		}),
 		flows: metrics.NewGauge(&metrics.GaugeOpts{
 			Namespace: "switchyard", Subsystem: "ovs", Name: "flows_installed",
 			Help:           "The driver's flows the bridge holds, as of its last commit or read-back (learned flows not counted).",
@@ -57,12 +65,13 @@ func newDriverMetrics() *driverMetrics {
 	}
 }
 
-// register adds the metrics to reg (nil: nowhere).
-func (m *driverMetrics) register(reg metrics.KubeRegistry) {
+// register adds the metrics, and conn's counts, to reg (nil: nowhere).
+func (m *driverMetrics) register(reg metrics.KubeRegistry, conn *ofconn.Conn) {
 	if reg == nil {
 		return
 	}
-	reg.MustRegister(m.bundles, m.bundleDuration, m.flows, m.groups, m.drift)
+	reg.MustRegister(m.bundles, m.bundleDuration, m.settleDuration, m.flows, m.groups, m.drift)
+	reg.CustomMustRegister(newConnCollector(conn))
 	for _, r := range []string{bundleOK, bundleRefused, bundleFailed} {
 		m.bundles.WithLabelValues(r) // show the series at 0
 	}
@@ -78,6 +87,9 @@ func (m *driverMetrics) sent(result string, took time.Duration) {
 		m.bundleDuration.Observe(took.Seconds())
 	}
 }
+
+// settled records how long the datapath took to follow a bundle.
+func (m *driverMetrics) settled(took time.Duration) { m.settleDuration.Observe(took.Seconds()) }
 
 // installed records what the bridge holds.
 func (m *driverMetrics) installed(st *state) {

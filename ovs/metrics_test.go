@@ -59,7 +59,7 @@ func readMetrics(t *testing.T, md *memDriver) driverMetricValues {
 // and repairs it, a lost connection as a failed bundle.
 func TestDriverMetrics(t *testing.T) {
 	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
-	md.flows.metrics.register(metrics.NewKubeRegistry())
+	md.flows.metrics.register(metrics.NewKubeRegistry(), md.conn)
 	md.mustSync()
 	got := readMetrics(t, md)
 	if got.BridgeFlows == 0 || got.BridgeGroups == 0 {
@@ -96,5 +96,38 @@ func TestDriverMetrics(t *testing.T) {
 	want.Flows, want.Groups, want.BridgeFlows, want.BridgeGroups = got.BridgeFlows, got.BridgeGroups, got.BridgeFlows, got.BridgeGroups
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("after a failed bundle and its retry (-want +got):\n%s", d)
+	}
+}
+
+// The connection's own counts are exported when scraped: the flow and
+// group mods equal what the bridge committed.
+func TestConnectionCountsAreExported(t *testing.T) {
+	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	reg := metrics.NewKubeRegistry()
+	md.flows.metrics.register(reg, md.conn)
+	md.mustSync()
+	setEndpoints(md.tr, "web", "10.244.1.5", "10.244.1.99")
+	md.mustApply()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		if strings.HasPrefix(f.GetName(), "switchyard_ovs_") && strings.HasSuffix(f.GetName(), "_total") && len(f.GetMetric()) == 1 {
+			got[f.GetName()] = f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	c := md.br.Counts()
+	want := map[string]float64{
+		"switchyard_ovs_flow_mods_total":          float64(c.FlowMods),
+		"switchyard_ovs_group_mods_total":         float64(c.GroupMods),
+		"switchyard_ovs_packet_ins_dropped_total": 0,
+	}
+	if c.FlowMods == 0 || c.GroupMods == 0 {
+		t.Fatalf("the bridge committed %+v: nothing to count", c)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("exported counts (-want +got):\n%s", d)
 	}
 }

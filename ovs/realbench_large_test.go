@@ -75,7 +75,7 @@ func largeServiceScenario(b *testing.B, eps, alone, burst int) {
 
 // isolatedGap is the idle time before each change of the isolated phase:
 // more than OVS's 5 ms between the starts of two revalidator rounds
-// (ovs/settle.go), so that a change never waits for the previous one's
+// (ovs/vswitchd/settle.go), so that a change never waits for the previous one's
 // round, as a change that arrives alone does not.
 const isolatedGap = 20 * time.Millisecond
 
@@ -92,6 +92,7 @@ type largeChangeTimes struct {
 func largeChanges(b *testing.B, ctx context.Context, d *Driver, tr *tracker.Tracker,
 	versions []*object.EndpointSlice, changes int, gap time.Duration) largeChangeTimes {
 	var t largeChangeTimes
+	bundles := newBundleClock(b, d)
 	before := d.conn.Stats()
 	for i := range changes {
 		time.Sleep(gap)
@@ -105,8 +106,9 @@ func largeChanges(b *testing.B, ctx context.Context, d *Driver, tr *tracker.Trac
 		t.apply = append(t.apply, time.Since(t1))
 		t.core = append(t.core, t1.Sub(t0))
 		t.change = append(t.change, time.Since(t0))
-		t.inOVS = append(t.inOVS, d.flows.lastCommit)
-		t.settle = append(t.settle, d.flows.follow.lastSettle)
+		commit, settled := bundles.since(b)
+		t.inOVS = append(t.inOVS, commit)
+		t.settle = append(t.settle, settled)
 		t.own = append(t.own, t.apply[i]-t.inOVS[i]-t.settle[i])
 		tr.Commit(bt)
 	}

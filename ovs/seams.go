@@ -63,7 +63,7 @@ type dataplane struct {
 	// reconnections and packet-ins.
 	bridge func(h ofconn.Handler) *ofconn.Conn
 	// datapath: there is an ovs-vswitchd whose datapath follows each
-	// commit (settle.go) and whose control socket flushes conntrack
+	// commit (vswitchd.Follower) and whose control socket flushes conntrack
 	// (false for an in-memory bridge).
 	datapath bool
 }

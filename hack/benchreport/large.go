@@ -26,7 +26,7 @@ func writeLarge(w io.Writer, rs results) {
 		"Service's endpoints (readiness flips), each timed from the slice reaching the core until the datapath followed "+
 		"(the core's rebuild of the Service, then the driver's whole Apply), with the parts beside it: first 1 000 changes, "+
 		"each alone (20 ms idle before it, as a change that arrives alone); then 200 back to back, where each waits for "+
-		"the revalidator round OVS runs at most every 5 ms (ovs/settle.go). `make bench` runs this three times; each "+
+		"the revalidator round OVS runs at most every 5 ms (ovs/vswitchd/settle.go). `make bench` runs this three times; each "+
 		"figure is the worst of the runs (the runs row). The last rows are the same change without OVS, in a cluster of "+
 		"1k Services (`BenchmarkLargeServiceChange`): the driver's model and the core, each on its own.\n\n")
 	fmt.Fprint(w, "| | 1k endpoints | 10k endpoints | 50k endpoints |\n|---|---|---|---|\n")

@@ -1,4 +1,4 @@
-package ovs
+package vswitchd
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// settler makes sure ovs-vswitchd's datapath follows a committed bundle.
+// Follower makes sure ovs-vswitchd's datapath follows a committed bundle.
 // Until a revalidator round that began after the commit has ended, the
 // datapath may still hold flows cached from the old tables, and a
 // connection whose first packet takes one is committed to conntrack
-// without the new NAT and stays broken; with the settler, "Apply
+// without the new NAT and stays broken; with the Follower, "Apply
 // returned" means packets follow the new flows.
 //
 // What OVS 3.1 does (ofproto/ofproto-dpif-upcall.c, ofproto-dpif.c,
@@ -29,7 +29,7 @@ import (
 //     leaves a waiting request unanswered until the loop runs again for
 //     another reason, often the next timed round, 500 ms later.
 //
-// So for a change (up to purgeAbove messages) the wait request goes over
+// So for a change (up to PurgeAbove messages) the wait request goes over
 // a control connection kept open (a new one is read a pass later), armed
 // right before the commit request, so that OVS reads it no later than the
 // pass that applies the commit, before the pass that starts the round;
@@ -49,43 +49,101 @@ import (
 // followed by `revalidator/purge` instead: OVS drops every datapath flow
 // (they are translated anew from the new tables on their next packet)
 // and answers once it has, which is exact.
-type settler struct {
-	waitConn ctlConn // the wait request's own: it holds its answer back
+//
+// A Follower has the datapath follow each commit: a bundle of up to
+// PurgeAbove messages by a revalidator wait armed right before its commit
+// (BeforeCommit), a larger one by a purge after it (AfterCommit).
+// Failures are logged: they do not fail the change. A Follower is not
+// safe for concurrent use; the driver commits one bundle at a time.
+type Follower struct {
+	waitConn Control  // the wait request's own: it holds its answer back
+	ctl      *Control // pokes and purges
 	armed    bool
+	purge    bool
+	armErr   error
 }
 
-func newSettler(runDir string) settler { return settler{waitConn: ctlConn{runDir: runDir}} }
+// NewFollower returns a Follower of the ovs-vswitchd whose pid file is in
+// runDir; it pokes and purges over ctl, which it shares with its owner.
+func NewFollower(runDir string, ctl *Control) *Follower {
+	return &Follower{waitConn: Control{runDir: runDir}, ctl: ctl}
+}
 
 const (
-	purgeAbove    = 1024 // messages
+	// PurgeAbove is the largest bundle (in messages) followed by a wait;
+	// a larger one is followed by a purge.
+	PurgeAbove    = 1024
 	settleTimeout = 2 * time.Second
 	pokeFirst     = 500 * time.Microsecond
 	pokeEvery     = time.Millisecond
 	pokeEveryMax  = 4 * time.Millisecond
 )
 
+// Open dials the wait request's connection ahead of the first commit (a
+// new connection is read by OVS a main-loop pass later).
+func (f *Follower) Open() error { return f.waitConn.Open() }
+
+// Close closes the wait request's connection.
+func (f *Follower) Close() { f.waitConn.Close() }
+
+// BeforeCommit returns what to run right before a bundle of n messages is
+// committed (nil: nothing).
+func (f *Follower) BeforeCommit(n int) func() {
+	f.purge, f.armErr = n > PurgeAbove, nil
+	if f.purge {
+		return nil
+	}
+	return func() { f.armErr = f.arm() }
+}
+
+// Abandon forgets what BeforeCommit armed: the commit failed (the wait's
+// answer would come only with the next timed round).
+func (f *Follower) Abandon() {
+	if f.armed {
+		f.waitConn.Close()
+		f.armed = false
+	}
+}
+
+// AfterCommit waits until the datapath follows the committed bundle, and
+// returns how long that took.
+func (f *Follower) AfterCommit(ctx context.Context) time.Duration {
+	start := time.Now()
+	err := f.armErr
+	switch {
+	case f.purge:
+		_, err = f.ctl.Call(settleDeadline(ctx), "revalidator/purge")
+	case err == nil:
+		err = f.wait(ctx)
+	}
+	if err != nil {
+		klog.InfoS("Could not make sure the datapath took the new flows; cached datapath flows may serve the old state briefly", "err", err)
+	}
+	return time.Since(start)
+}
+
 // arm sends the wait request; wait reads its answer.
-func (s *settler) arm() error {
-	if s.armed {
+func (f *Follower) arm() error {
+	if f.armed {
 		return errors.New("revalidator wait already armed")
 	}
-	if err := s.waitConn.send("revalidator/wait"); err != nil {
+	if err := f.waitConn.send("revalidator/wait"); err != nil {
 		return err
 	}
-	s.armed = true
+	f.armed = true
 	return nil
 }
 
 // wait reads the armed request's answer (at most settleTimeout), poking
-// the main loop over poke while it is due.
-func (s *settler) wait(ctx context.Context, poke *ctlConn) error {
-	if !s.armed {
+// the main loop over ctl while it is due.
+func (f *Follower) wait(ctx context.Context) error {
+	if !f.armed {
 		return errors.New("revalidator wait not armed")
 	}
-	s.armed = false
+	f.armed = false
 	answered := make(chan error, 1)
 	go func() {
-		_, err := s.waitConn.recv(settleDeadline(ctx))
+		_, err := f.waitConn.recv(settleDeadline(ctx))
 		answered <- err
 	}()
 	every := pokeEvery
@@ -97,7 +155,7 @@ func (s *settler) wait(ctx context.Context, poke *ctlConn) error {
 			return err
 		case <-t.C:
 			// A failed poke only costs the answer's promptness.
-			poke.call(time.Now().Add(time.Second), "version")
+			f.ctl.Call(time.Now().Add(time.Second), "version")
 			t.Reset(every)
 			every = min(2*every, pokeEveryMax)
 		}
@@ -112,58 +170,4 @@ func settleDeadline(ctx context.Context) time.Time {
 		deadline = d
 	}
 	return deadline
-}
-
-// disarm forgets an armed request whose commit failed (its answer would
-// come only with the next timed round).
-func (s *settler) disarm() {
-	if s.armed {
-		s.waitConn.close()
-		s.armed = false
-	}
-}
-
-func (s *settler) close() { s.waitConn.close() }
-
-// follower has the datapath follow each commit of bridgeFlows: a bundle
-// of up to purgeAbove messages by a revalidator wait armed right before
-// its commit, a larger one by a purge after it. Failures are logged: they
-// do not fail the change.
-type follower struct {
-	settler *settler
-	ctl     *ctlConn
-	purge   bool
-	armErr  error
-	// lastSettle is how long the last non-empty commit took to settle
-	// (read by benchmarks).
-	lastSettle time.Duration
-}
-
-// beforeCommit returns what to run right before a bundle of n messages is
-// committed (nil: nothing).
-func (f *follower) beforeCommit(n int) func() {
-	f.purge, f.armErr = n > purgeAbove, nil
-	if f.purge {
-		return nil
-	}
-	return func() { f.armErr = f.settler.arm() }
-}
-
-// abandon forgets what beforeCommit armed: the commit failed.
-func (f *follower) abandon() { f.settler.disarm() }
-
-// afterCommit waits until the datapath follows the committed bundle.
-func (f *follower) afterCommit(ctx context.Context) {
-	settled := time.Now()
-	err := f.armErr
-	switch {
-	case f.purge:
-		_, err = f.ctl.call(settleDeadline(ctx), "revalidator/purge")
-	case err == nil:
-		err = f.settler.wait(ctx, f.ctl)
-	}
-	if err != nil {
-		klog.InfoS("Could not make sure the datapath took the new flows; cached datapath flows may serve the old state briefly", "err", err)
-	}
-	f.lastSettle = time.Since(settled)
 }
