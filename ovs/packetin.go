@@ -5,6 +5,7 @@ import (
 	"antrea.io/libOpenflow/util"
 	"antrea.io/ofnet/ofctrl"
 	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
+	"github.com/switchyard-proxy/switchyard/ovs/replies"
 	"k8s.io/klog/v2"
 )
 
@@ -19,19 +20,15 @@ func (d *Driver) PacketIn(pkt *ofctrl.PacketIn) {
 	if err != nil {
 		return
 	}
-	f, err := parseFrame(data)
-	if err != nil {
-		return
-	}
 	var reply []byte
 	switch pkt.UserData[0] {
 	case pipeline.PacketInReject:
-		reply = rejectReply(f)
+		reply = replies.Reject(data)
 	case pipeline.PacketInNeighbor:
 		d.mu.Lock()
 		mac := d.model.cfg.RouterMAC
 		d.mu.Unlock()
-		reply = neighborAdvert(f, mac)
+		reply = replies.NeighborAdvert(data, mac)
 	}
 	if reply == nil {
 		return
