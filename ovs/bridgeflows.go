@@ -19,7 +19,7 @@ import (
 // what the state wants changed as one atomic bundle, then has the
 // datapath follow it. It is all the OpenFlow I/O Sync and Apply do, over
 // one connection: to OVS, or to an in-memory bridge in tests
-// (ofconn.InMemory).
+// (ofconntest.InMemory).
 //
 // After a bundle lost on the way (a connection lost after the commit
 // leaves it applied), what the bridge holds is no longer known for sure,

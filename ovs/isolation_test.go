@@ -10,7 +10,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
-	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
 )
 
 // refuseOwner makes the bridge refuse every message about what owner
@@ -28,7 +28,7 @@ func (md *memDriver) refuseOwner(owner string, unnamed bool) {
 	for _, g := range o.groups {
 		groups[g] = true
 	}
-	md.br.RefuseWhile(&ofconn.Refusal{Unnamed: unnamed, Picks: func(cookie uint64, group uint32, isGroup bool) bool {
+	md.br.RefuseWhile(&ofconntest.Refusal{Unnamed: unnamed, Picks: func(cookie uint64, group uint32, isGroup bool) bool {
 		return isGroup && groups[group] || !isGroup && cookies[cookie]
 	}})
 }
@@ -41,10 +41,10 @@ func (md *memDriver) convergedBut(owner string) {
 	held := map[string]bool{}
 	rendered := map[string]rendering{}
 	for _, c := range md.m.st.owners[owner].flows {
-		held[ofconn.FlowDumpText(md.m.st.flowOf(c, rendered))] = true
+		held[ofconntest.FlowDumpText(md.m.st.flowOf(c, rendered))] = true
 	}
 	for _, id := range md.m.st.owners[owner].groups {
-		held[ofconn.GroupDumpText(md.m.st.groupOf(id, rendered))] = true
+		held[ofconntest.GroupDumpText(md.m.st.groupOf(id, rendered))] = true
 	}
 	var want []string
 	for _, l := range strings.SplitAfter(desiredDump(md.m.st), "\n") {
@@ -74,7 +74,7 @@ func TestOneRefusedServicePortStaysHeldAlone(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, _ := largeCluster(10_000)
-			md := newMemDriver(t, ofconn.NewMemBridge(), tr)
+			md := newMemDriver(t, ofconntest.NewBridge(), tr)
 			var name graph.ServicePortName
 			for _, sp := range md.tr.Snapshot().ServicePorts {
 				if sp.Name.Name == tc.svc {

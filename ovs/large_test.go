@@ -7,7 +7,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
-	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 )
@@ -31,7 +31,7 @@ func largeCluster(perFamily int, opts ...ServiceOption) (*tracker.Tracker, []*di
 }
 
 // installedBuckets counts the buckets the bridge holds.
-func installedBuckets(br *ofconn.MemBridge) int {
+func installedBuckets(br *ofconntest.Bridge) int {
 	return strings.Count(br.Dump(), "bucket=bucket_id:")
 }
 
@@ -51,7 +51,7 @@ func TestLargeServiceIsProgrammedNextToOthers(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			tr, slices := largeCluster(10_000, opts...)
-			md := newMemDriver(t, ofconn.NewMemBridge(), tr)
+			md := newMemDriver(t, ofconntest.NewBridge(), tr)
 			md.mustSync()
 			md.converged()
 			if c := md.br.Counts(); c.Bundles != 1 || c.Refused != 0 {
@@ -75,7 +75,7 @@ func TestLargeServiceIsProgrammedNextToOthers(t *testing.T) {
 			}
 			// The endpoint is in the internal list (and, with Cluster
 			// policy, the same external one): one leaf, one parent.
-			want := ofconn.MemCounts{Bundles: 1, GroupMods: 2, FlowMods: flowMods}
+			want := ofconntest.Counts{Bundles: 1, GroupMods: 2, FlowMods: flowMods}
 			if got := mods(before, md.br.Counts()); got != want {
 				t.Fatalf("one endpoint changing sent %+v, want %+v", got, want)
 			}

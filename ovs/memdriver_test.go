@@ -12,18 +12,19 @@ import (
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
 
 // These tests run the driver's OpenFlow side on an in-memory bridge
 // (memharness_test.go): no root, no OVS. The in-memory bridge refuses what
-// OVS refuses (ofconn.MemBridge), so a bundle OVS would refuse fails here
+// OVS refuses (ofconntest.Bridge), so a bundle OVS would refuse fails here
 // too.
 
 // A full sync installs exactly what the driver wants; a full resync and
 // an empty change of an unchanged graph send nothing.
 func TestUnchangedResyncSendsNothing(t *testing.T) {
-	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
 	md.mustSync()
 	md.converged()
 	first := md.br.Counts()
@@ -32,7 +33,7 @@ func TestUnchangedResyncSendsNothing(t *testing.T) {
 	}
 	md.mustSync()
 	md.mustApply()
-	if got := mods(first, md.br.Counts()); got != (ofconn.MemCounts{}) {
+	if got := mods(first, md.br.Counts()); got != (ofconntest.Counts{}) {
 		t.Fatalf("an unchanged resync and apply sent %+v, want nothing", got)
 	}
 }
@@ -50,13 +51,13 @@ func TestOneEndpointChangeIsOneGroupModInMemory(t *testing.T) {
 		{"sticky", []string{"10.244.1.9", "10.244.1.98"}, 2},            // one came, one went: their DNAT flows
 	} {
 		t.Run(tc.svc+"/"+strings.Join(tc.ips, ","), func(t *testing.T) {
-			md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+			md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
 			md.mustSync()
 			before := md.br.Counts()
 			setEndpoints(md.tr, tc.svc, tc.ips...)
 			md.mustApply()
 			md.converged()
-			if got := mods(before, md.br.Counts()); got != (ofconn.MemCounts{Bundles: 1, GroupMods: 1, FlowMods: tc.flowMods}) {
+			if got := mods(before, md.br.Counts()); got != (ofconntest.Counts{Bundles: 1, GroupMods: 1, FlowMods: tc.flowMods}) {
 				t.Fatalf("sent %+v, want one bundle: one group mod, %d flow mods", got, tc.flowMods)
 			}
 		})
@@ -67,13 +68,13 @@ func TestOneEndpointChangeIsOneGroupModInMemory(t *testing.T) {
 // one installed: it sends nothing for an unchanged graph, and the same
 // one group modification for a change afterwards (group IDs are stable).
 func TestRestartAdoptsWithoutMods(t *testing.T) {
-	br := ofconn.NewMemBridge()
+	br := ofconntest.NewBridge()
 	newMemDriver(t, br, memCluster()).mustSync()
 	before := br.Counts()
 	md := newMemDriver(t, br, memCluster())
 	md.mustSync()
 	md.converged()
-	if got := mods(before, br.Counts()); got != (ofconn.MemCounts{}) {
+	if got := mods(before, br.Counts()); got != (ofconntest.Counts{}) {
 		t.Fatalf("the restarted driver sent %+v, want nothing", got)
 	}
 	if n := md.keptNeedlessly(); n != 0 {
@@ -81,7 +82,7 @@ func TestRestartAdoptsWithoutMods(t *testing.T) {
 	}
 	setEndpoints(md.tr, "web", "10.244.1.5")
 	md.mustApply()
-	if got := mods(before, br.Counts()); got != (ofconn.MemCounts{Bundles: 1, GroupMods: 1}) {
+	if got := mods(before, br.Counts()); got != (ofconntest.Counts{Bundles: 1, GroupMods: 1}) {
 		t.Fatalf("a change after the restart sent %+v, want one group mod", got)
 	}
 	md.converged()
@@ -101,8 +102,8 @@ func TestFailedBundleIsRetriedToConvergence(t *testing.T) {
 		break_ func(md *memDriver)
 		held   bool
 	}{
-		{"connection lost before the commit", func(md *memDriver) { md.br.FailNext(ofconn.LoseBeforeCommit) }, false},
-		{"connection lost after the commit", func(md *memDriver) { md.br.FailNext(ofconn.LoseAfterCommit) }, false},
+		{"connection lost before the commit", func(md *memDriver) { md.br.FailNext(ofconntest.LoseBeforeCommit) }, false},
+		{"connection lost after the commit", func(md *memDriver) { md.br.FailNext(ofconntest.LoseAfterCommit) }, false},
 		{"group deleted behind the driver's back", func(md *memDriver) {
 			if err := md.br.Apply(&ofconn.Batch{GroupDeletes: md.groupsOf("ns/web:http/TCP")}); err != nil {
 				t.Fatal(err)
@@ -110,7 +111,7 @@ func TestFailedBundleIsRetriedToConvergence(t *testing.T) {
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+			md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
 			md.mustSync()
 			setEndpoints(md.tr, "web", "10.244.1.5")
 			tc.break_(md)
@@ -129,7 +130,7 @@ func TestFailedBundleIsRetriedToConvergence(t *testing.T) {
 			md.converged()
 			before := md.br.Counts()
 			md.mustSync()
-			if got := mods(before, md.br.Counts()); got != (ofconn.MemCounts{}) {
+			if got := mods(before, md.br.Counts()); got != (ofconntest.Counts{}) {
 				t.Fatalf("a resync after the retry sent %+v, want nothing", got)
 			}
 		})
@@ -172,7 +173,7 @@ func (md *memDriver) groupsOf(name string) []uint32 {
 // the old flow's match is not known and its delete is sent; the bridge
 // ends the same.
 func TestReplacedFlowNeedsNoDelete(t *testing.T) {
-	br := ofconn.NewMemBridge()
+	br := ofconntest.NewBridge()
 	md := newMemDriver(t, br, memCluster())
 	md.mustSync()
 	before := br.Counts()
@@ -194,7 +195,7 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 	md.m.st.committed(all)
 	unlock()
 	md.converged()
-	if got := mods(before, br.Counts()); got != (ofconn.MemCounts{Bundles: 1, FlowMods: 1, GroupMods: 1}) {
+	if got := mods(before, br.Counts()); got != (ofconntest.Counts{Bundles: 1, FlowMods: 1, GroupMods: 1}) {
 		t.Fatalf("sent %+v", got)
 	}
 
@@ -202,7 +203,7 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 	// might have left) is found at start: its match is not known, so its
 	// delete is sent with the add that replaces it; the bridge ends the
 	// same.
-	br2 := ofconn.NewMemBridge()
+	br2 := ofconntest.NewBridge()
 	newMemDriver(t, br2, memCluster()).mustSync()
 	var old *of.Flow
 	unlock = md.lock()
@@ -220,7 +221,7 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 	before = br2.Counts()
 	md2.mustSync()
 	md2.converged()
-	if got := mods(before, br2.Counts()); got != (ofconn.MemCounts{Bundles: 1, FlowMods: 2, GroupMods: 1}) {
+	if got := mods(before, br2.Counts()); got != (ofconntest.Counts{Bundles: 1, FlowMods: 2, GroupMods: 1}) {
 		t.Fatalf("after a restart: sent %+v, want one bundle: the add, the old flow's delete, the group's delete", got)
 	}
 }
@@ -233,7 +234,7 @@ func TestShadowedFrontendIsInstalledWhenTheOtherGoes(t *testing.T) {
 	tr := memCluster()
 	tr.UpsertService(object.ServiceOf(Service("ns", "twin", ClusterIPs("10.96.0.10"), Port("http", memTCP, 80, 0))))
 	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "twin-1", "twin", memV4, SlicePort("http", memTCP, 8080), onNode("node-1", "10.244.1.50"))))
-	md := newMemDriver(t, ofconn.NewMemBridge(), tr)
+	md := newMemDriver(t, ofconntest.NewBridge(), tr)
 	md.mustSync()
 	md.converged()
 	unlock := md.lock()
@@ -252,7 +253,7 @@ func TestShadowedFrontendIsInstalledWhenTheOtherGoes(t *testing.T) {
 	}
 	before := md.br.Counts()
 	md.mustSync()
-	if got := mods(before, md.br.Counts()); got != (ofconn.MemCounts{}) {
+	if got := mods(before, md.br.Counts()); got != (ofconntest.Counts{}) {
 		t.Fatalf("a resync sent %+v, want nothing", got)
 	}
 	md.tr.DeleteService(winner.Namespace, winner.Name)
@@ -269,7 +270,7 @@ func TestShadowedFrontendIsInstalledWhenTheOtherGoes(t *testing.T) {
 // installed, and resyncs change nothing.
 func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 	// The frontend flows of two Services, found in a first model.
-	probe := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	probe := newMemDriver(t, ofconntest.NewBridge(), memCluster())
 	probe.mustSync()
 	frontend := func(ip string) uint64 {
 		defer probe.lock()()
@@ -285,7 +286,7 @@ func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 	// it is kept, and ns/web's, forced onto its cookie, is lost.
 	kept, lost := frontend("10.96.0.14"), frontend("10.96.0.10")
 
-	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
 	unlock := md.lock()
 	md.m.st.cookieOf = func(f *of.Flow) uint64 {
 		if c := f.Cookie(); c != lost {
@@ -306,7 +307,7 @@ func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 	before := md.br.Counts()
 	md.mustSync()
 	md.mustApply()
-	if got := mods(before, md.br.Counts()); got != (ofconn.MemCounts{}) {
+	if got := mods(before, md.br.Counts()); got != (ofconntest.Counts{}) {
 		t.Fatalf("resyncs sent %+v, want nothing", got)
 	}
 }
@@ -315,7 +316,7 @@ func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 // what OVS said (the group by ID and size, not its buckets), once as a
 // Problem; the rest of the round is programmed.
 func TestRefusalNamesTheMessage(t *testing.T) {
-	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
 	md.mustSync()
 	if err := md.br.Apply(&ofconn.Batch{GroupDeletes: md.groupsOf("ns/web:http/TCP")}); err != nil {
 		t.Fatal(err)
@@ -343,7 +344,7 @@ func TestRefusalNamesTheMessage(t *testing.T) {
 // configuration changed (another gateway port) and an endpoint changed,
 // is repaired to exactly what a fresh driver installs for the same state.
 func TestWipedBridgeIsRepairedFromWhatIsRenderedAgain(t *testing.T) {
-	br := ofconn.NewMemBridge()
+	br := ofconntest.NewBridge()
 	md := newMemDriver(t, br, memCluster())
 	md.mustSync()
 	setEndpoints(md.tr, "web", "10.244.1.5", "10.244.1.99")
@@ -375,7 +376,7 @@ func TestWipedBridgeIsRepairedFromWhatIsRenderedAgain(t *testing.T) {
 		t.Errorf("the repair sent %+v, want every group (%d) again", got, len(wipe.GroupDeletes))
 	}
 
-	fresh := ofconn.NewMemBridge()
+	fresh := ofconntest.NewBridge()
 	other := newMemDriver(t, fresh, memCluster())
 	setEndpoints(other.tr, "web", "10.244.1.5", "10.244.1.99")
 	setEndpoints(other.tr, "sticky", "10.244.1.9", "10.244.1.98")
@@ -391,7 +392,7 @@ func TestWipedBridgeIsRepairedFromWhatIsRenderedAgain(t *testing.T) {
 // withdraws its route (the fake refuses withdrawing what was never routed)
 // and leaves the others.
 func TestHostFollowsTheGraph(t *testing.T) {
-	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
 	md.mustSync()
 	routed := func(ip string) bool {
 		a := netip.MustParseAddr(ip)

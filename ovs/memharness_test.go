@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet/hostnettest"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb/ovsdbtest"
 	v1 "k8s.io/api/core/v1"
@@ -25,14 +26,14 @@ import (
 
 // memDriver is the real driver (Driver.Sync and Apply, adoption, the
 // pod-port path, its reports) on the in-memory dataplane: an in-memory
-// bridge (ofconn.MemBridge), libovsdb's in-memory OVSDB with an
+// bridge (ofconntest.Bridge), libovsdb's in-memory OVSDB with an
 // ovs-vswitchd stand-in (ovsdbtest) and an in-memory host (hostnettest),
 // fed by a tracker as the runner feeds the driver. Nothing here needs
 // root; every flow and group the driver sends goes through here as it
 // goes to OVS.
 type memDriver struct {
 	t     *testing.T
-	br    *ofconn.MemBridge
+	br    *ofconntest.Bridge
 	tr    *tracker.Tracker
 	d     *Driver
 	m     *model       // d's
@@ -55,11 +56,11 @@ type memNode struct {
 
 var (
 	memNodesMu sync.Mutex
-	memNodes   = map[*ofconn.MemBridge]*memNode{}
+	memNodes   = map[*ofconntest.Bridge]*memNode{}
 )
 
 // nodeOf returns br's node, made on first use (for the test's life).
-func nodeOf(t *testing.T, br *ofconn.MemBridge) *memNode {
+func nodeOf(t *testing.T, br *ofconntest.Bridge) *memNode {
 	memNodesMu.Lock()
 	defer memNodesMu.Unlock()
 	if n, ok := memNodes[br]; ok {
@@ -78,7 +79,7 @@ func nodeOf(t *testing.T, br *ofconn.MemBridge) *memNode {
 
 // newMemDriver starts a driver (as a switchyard process starting) on br's
 // node, fed by tr.
-func newMemDriver(t *testing.T, br *ofconn.MemBridge, tr *tracker.Tracker) *memDriver {
+func newMemDriver(t *testing.T, br *ofconntest.Bridge, tr *tracker.Tracker) *memDriver {
 	t.Helper()
 	n := nodeOf(t, br)
 	o := testOptions()
@@ -99,7 +100,7 @@ func (md *memDriver) start(o Options) {
 		if err != nil {
 			return dataplane{}, err
 		}
-		return dataplane{db: db, host: md.host, bridge: func(ofconn.Handler) *ofconn.Conn { return ofconn.InMemory(md.br) }}, nil
+		return dataplane{db: db, host: md.host, bridge: func(ofconn.Handler) *ofconn.Conn { return ofconntest.InMemory(md.br) }}, nil
 	}
 	d, err := newDriverOn(context.Background(), o, dataplanes.Env{Problems: md.sink}, open)
 	if err != nil {
@@ -187,7 +188,7 @@ func (md *memDriver) converged() {
 	}
 }
 
-// desiredDump is what the state wants installed, as MemBridge.Dump lists
+// desiredDump is what the state wants installed, as ofconntest.Bridge.Dump lists
 // it.
 func desiredDump(st *state) string {
 	type line struct {
@@ -200,7 +201,7 @@ func desiredDump(st *state) string {
 	for c := range st.flows {
 		if st.shadowed[c] == 0 {
 			f := st.flowOf(c, rendered)
-			flows = append(flows, line{f.Table, f.Priority, ofconn.FlowDumpText(f)})
+			flows = append(flows, line{f.Table, f.Priority, ofconntest.FlowDumpText(f)})
 		}
 	}
 	slices.SortFunc(flows, func(a, b line) int {
@@ -222,14 +223,14 @@ func desiredDump(st *state) string {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		sb.WriteString(ofconn.GroupDumpText(st.groupOf(id, rendered)) + "\n")
+		sb.WriteString(ofconntest.GroupDumpText(st.groupOf(id, rendered)) + "\n")
 	}
 	return sb.String()
 }
 
 // mods is what the bridge committed between two counts.
-func mods(before, after ofconn.MemCounts) ofconn.MemCounts {
-	return ofconn.MemCounts{Bundles: after.Bundles - before.Bundles, FlowMods: after.FlowMods - before.FlowMods,
+func mods(before, after ofconntest.Counts) ofconntest.Counts {
+	return ofconntest.Counts{Bundles: after.Bundles - before.Bundles, FlowMods: after.FlowMods - before.FlowMods,
 		GroupMods: after.GroupMods - before.GroupMods, Refused: after.Refused - before.Refused}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 )
@@ -58,7 +59,7 @@ func readMetrics(t *testing.T, md *memDriver) driverMetricValues {
 // deleted behind the driver's back counted as drift when a resync finds
 // and repairs it, a lost connection as a failed bundle.
 func TestDriverMetrics(t *testing.T) {
-	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
 	md.flows.metrics.register(metrics.NewKubeRegistry(), md.conn)
 	md.mustSync()
 	got := readMetrics(t, md)
@@ -86,7 +87,7 @@ func TestDriverMetrics(t *testing.T) {
 	// A connection lost before the commit: a failed bundle; the retry
 	// reads the bridge back (no drift: nothing was applied) and commits.
 	setEndpoints(md.tr, "web", "10.244.1.5")
-	md.br.FailNext(ofconn.LoseBeforeCommit)
+	md.br.FailNext(ofconntest.LoseBeforeCommit)
 	if err := md.apply(); err == nil {
 		t.Fatal("the change went through; want it to fail")
 	}
@@ -102,7 +103,7 @@ func TestDriverMetrics(t *testing.T) {
 // The connection's own counts are exported when scraped: the flow and
 // group mods equal what the bridge committed.
 func TestConnectionCountsAreExported(t *testing.T) {
-	md := newMemDriver(t, ofconn.NewMemBridge(), memCluster())
+	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
 	reg := metrics.NewKubeRegistry()
 	md.flows.metrics.register(reg, md.conn)
 	md.mustSync()

@@ -17,7 +17,7 @@ import (
 // tests without root run the real Sync, Apply, adoption and pod-port
 // paths (memharness_test.go):
 //   - the bridge's flows and groups: an *ofconn.Conn, over ovs-vswitchd's
-//     socket (ofconn.Dial) or an in-memory bridge (ofconn.InMemory);
+//     socket (ofconn.Dial) or an in-memory bridge (ofconntest.InMemory);
 //   - the port database: portDatabase, an ovs/ovsdb.Client over
 //     ovsdb-server's socket or libovsdb's in-memory server
 //     (ovs/ovsdb/ovsdbtest);

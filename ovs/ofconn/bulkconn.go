@@ -165,13 +165,13 @@ func (bc *bulkConn) wake() {
 	}
 }
 
-func (bc *bulkConn) broken() bool {
+func (bc *bulkConn) Broken() bool {
 	bc.mu.Lock()
 	defer bc.mu.Unlock()
 	return bc.readErr != nil
 }
 
-func (bc *bulkConn) close() { bc.conn.Close() }
+func (bc *bulkConn) Close() { bc.conn.Close() }
 
 func (bc *bulkConn) nextXID() uint32 {
 	bc.xid++
@@ -180,7 +180,7 @@ func (bc *bulkConn) nextXID() uint32 {
 
 // transact sends the batch as a bundle, closes it, and commits it if the
 // switch took every message.
-func (bc *bulkConn) transact(ctx context.Context, b *Batch, beforeCommit func()) error {
+func (bc *bulkConn) Transact(ctx context.Context, b *Batch, beforeCommit func()) error {
 	deadline, _ := ctx.Deadline()
 	bc.conn.SetWriteDeadline(deadline)
 	bc.mu.Lock()
@@ -202,12 +202,12 @@ func (bc *bulkConn) transact(ctx context.Context, b *Batch, beforeCommit func())
 		buf = binary.BigEndian.AppendUint16(buf, 0)
 		buf = binary.BigEndian.AppendUint16(buf, bundleFlags)
 		var encErr error
-		if buf, encErr = b.message(buf, i, xid); encErr != nil {
-			unsendable = refuse(nil, b, i, "could not be encoded: "+encErr.Error())
+		if buf, encErr = b.Message(buf, i, xid); encErr != nil {
+			unsendable = b.Refuse(nil, i, "could not be encoded: "+encErr.Error())
 			break
 		}
-		if len(buf) > maxMessage {
-			unsendable = refuse(nil, b, i, tooLong(len(buf)-bundleAddHeadLen))
+		if why := Oversize(len(buf) - bundleAddHeadLen); why != "" {
+			unsendable = b.Refuse(nil, i, why)
 			break
 		}
 		binary.BigEndian.PutUint16(buf[2:], uint16(len(buf)))
@@ -275,7 +275,7 @@ func refusedIn(b *Batch, evs []event, first, end uint32) *RefusedError {
 	var r *RefusedError
 	for _, e := range evs {
 		if e.isError && e.xid >= first && e.xid < end {
-			r = refuse(r, b, int(e.xid-first), ofError(e.errType, e.errCode))
+			r = b.Refuse(r, int(e.xid-first), OpenFlowError(e.errType, e.errCode))
 		}
 	}
 	return r
@@ -284,8 +284,12 @@ func refusedIn(b *Batch, evs []event, first, end uint32) *RefusedError {
 // maxMessage is the longest OpenFlow message (its length is 16 bits).
 const maxMessage = 0xffff
 
-// tooLong says why a message of n bytes cannot be in a bundle.
-func tooLong(n int) string {
+// Oversize says why a message of n bytes cannot be in a bundle, or "" if
+// it can.
+func Oversize(n int) string {
+	if n+bundleAddHeadLen <= maxMessage {
+		return ""
+	}
 	return fmt.Sprintf("%d bytes, more than a bundled OpenFlow message holds (%d)", n, maxMessage-bundleAddHeadLen)
 }
 
@@ -293,7 +297,7 @@ func tooLong(n int) string {
 func controlError(evs []event, xid uint32, what string) error {
 	for _, e := range evs {
 		if e.isError && e.xid == xid {
-			return fmt.Errorf("the switch refused to %s: %s", what, ofError(e.errType, e.errCode))
+			return fmt.Errorf("the switch refused to %s: %s", what, OpenFlowError(e.errType, e.errCode))
 		}
 	}
 	return nil
@@ -331,7 +335,7 @@ func (bc *bulkConn) send(msgs ...[]byte) error {
 
 // multipart sends a request and hands the entries of the reply to entry
 // (called from the reader).
-func (bc *bulkConn) multipart(ctx context.Context, typ uint16, body []byte, entry func([]byte) error) error {
+func (bc *bulkConn) Multipart(ctx context.Context, typ uint16, body []byte, entry func([]byte) error) error {
 	deadline, _ := ctx.Deadline()
 	bc.conn.SetWriteDeadline(deadline)
 	bc.mu.Lock()

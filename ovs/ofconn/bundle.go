@@ -32,7 +32,7 @@ func (b *Batch) Len() int {
 }
 
 // message appends the i-th message of the batch, in sending order.
-func (b *Batch) message(buf []byte, i int, xid uint32) ([]byte, error) {
+func (b *Batch) Message(buf []byte, i int, xid uint32) ([]byte, error) {
 	if i < len(b.GroupAdds) {
 		return b.GroupAdds[i].AppendGroupMod(buf, openflow15.OFPGC_ADD, xid)
 	}
@@ -55,7 +55,7 @@ func (b *Batch) message(buf []byte, i int, xid uint32) ([]byte, error) {
 
 // object is the flow or group the i-th message adds or modifies (both
 // nil for a delete).
-func (b *Batch) object(i int) (*of.Flow, *of.Group) {
+func (b *Batch) Object(i int) (*of.Flow, *of.Group) {
 	switch {
 	case i < len(b.GroupAdds):
 		return nil, b.GroupAdds[i]
@@ -70,7 +70,7 @@ func (b *Batch) object(i int) (*of.Flow, *of.Group) {
 // Target is what the i-th message is about: a flow, by its cookie (an
 // add, or a delete of that exact cookie), or a group, by its ID.
 func (b *Batch) Target(i int) (cookie uint64, group uint32, isGroup bool) {
-	switch f, g := b.object(i); {
+	switch f, g := b.Object(i); {
 	case g != nil:
 		return 0, g.ID, true
 	case f != nil:
@@ -86,9 +86,9 @@ func (b *Batch) Target(i int) (cookie uint64, group uint32, isGroup bool) {
 // describe names the i-th message for an error, in at most
 // maxDescription bytes: a group by its ID and size, never its buckets
 // (a group of 400 buckets is 50 KB of text).
-func (b *Batch) describe(i int) string {
+func (b *Batch) Describe(i int) string {
 	var s string
-	switch f, g := b.object(i); {
+	switch f, g := b.Object(i); {
 	case g != nil && i < len(b.GroupAdds):
 		s = fmt.Sprintf("add group %#x (%d buckets)", g.ID, g.Buckets.Len())
 	case g != nil:
@@ -132,8 +132,8 @@ func (c *Conn) Commit(ctx context.Context, b *Batch, beforeCommit func()) error 
 	if b.Len() == 0 {
 		return nil
 	}
-	err := c.onBulk(ctx, commitTimeout, func(ctx context.Context, l link) error {
-		return l.transact(ctx, b, beforeCommit)
+	err := c.onBulk(ctx, commitTimeout, func(ctx context.Context, l Link) error {
+		return l.Transact(ctx, b, beforeCommit)
 	}, func(err error) bool {
 		var refused *RefusedError
 		return errors.As(err, &refused) // discarded: the connection is fine
@@ -153,7 +153,7 @@ func (c *Conn) Commit(ctx context.Context, b *Batch, beforeCommit func()) error 
 // a time, within timeout when ctx has no deadline. A failure that harmless
 // does not accept drops the connection: its state is unknown, and the next
 // caller dials anew.
-func (c *Conn) onBulk(ctx context.Context, timeout time.Duration, f func(context.Context, link) error, harmless func(error) bool) error {
+func (c *Conn) onBulk(ctx context.Context, timeout time.Duration, f func(context.Context, Link) error, harmless func(error) bool) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -167,7 +167,7 @@ func (c *Conn) onBulk(ctx context.Context, timeout time.Duration, f func(context
 	}
 	if err := f(ctx, l); err != nil {
 		if harmless == nil || !harmless(err) {
-			l.close()
+			l.Close()
 			c.bulk = nil
 		}
 		return err
@@ -175,25 +175,27 @@ func (c *Conn) onBulk(ctx context.Context, timeout time.Duration, f func(context
 	return nil
 }
 
-// link is what bundles and dumps go over: the bulk connection to a switch
-// (bulkConn), or a link to an in-memory bridge (MemBridge).
-type link interface {
-	// transact sends the batch as one atomic bundle (see Commit).
-	transact(ctx context.Context, b *Batch, beforeCommit func()) error
-	// multipart sends a multipart request of a type and hands every entry
+// Link is what a Conn's bundles and dumps go over: the bulk connection to
+// a switch (bulkConn), or a stand-in for one (ofconntest.Bridge). A
+// Conn uses one Link at a time, and dials another once it is Broken.
+type Link interface {
+	// Transact sends the batch as one atomic bundle (see Commit), running
+	// beforeCommit (if not nil) right before the commit request.
+	Transact(ctx context.Context, b *Batch, beforeCommit func()) error
+	// Multipart sends a multipart request of a type and hands every entry
 	// of the reply, in the switch's wire format, to entry.
-	multipart(ctx context.Context, typ uint16, body []byte, entry func([]byte) error) error
-	broken() bool
-	close()
+	Multipart(ctx context.Context, typ uint16, body []byte, entry func([]byte) error) error
+	Broken() bool
+	Close()
 }
 
 // bulkLink returns the open link, dialling one if needed.
-func (c *Conn) bulkLink(ctx context.Context) (link, error) {
-	if c.bulk != nil && !c.bulk.broken() {
+func (c *Conn) bulkLink(ctx context.Context) (Link, error) {
+	if c.bulk != nil && !c.bulk.Broken() {
 		return c.bulk, nil
 	}
 	if c.bulk != nil {
-		c.bulk.close()
+		c.bulk.Close()
 		c.bulk = nil
 	}
 	l, err := c.dial(ctx)
@@ -223,20 +225,21 @@ func (e *RefusedError) Error() string {
 		len(e.Indexes), e.Messages, strings.Join(e.Examples, "; "))
 }
 
-// refuse adds the i-th message of b, refused for why, to r (made if nil).
-func refuse(r *RefusedError, b *Batch, i int, why string) *RefusedError {
+// Refuse adds the batch's i-th message, refused for why, to r (made if
+// nil), and returns r.
+func (b *Batch) Refuse(r *RefusedError, i int, why string) *RefusedError {
 	if r == nil {
 		r = &RefusedError{Messages: b.Len()}
 	}
 	r.Indexes = append(r.Indexes, i)
 	if len(r.Examples) < maxRefusedShown {
-		r.Examples = append(r.Examples, b.describe(i)+": "+why)
+		r.Examples = append(r.Examples, b.Describe(i)+": "+why)
 	}
 	return r
 }
 
 // ofError names an OpenFlow error type and code (ofnet knows their
 // names).
-func ofError(typ, code uint16) string {
+func OpenFlowError(typ, code uint16) string {
 	return fmt.Sprintf("%s (OpenFlow error type %d code %d)", ofctrl.GetErrorMessage(typ, code, 0), typ, code)
 }

@@ -54,8 +54,20 @@ type Conn struct {
 	stats     Stats
 
 	bulkMu sync.Mutex // one bundle or dump at a time
-	bulk   link       // what bundles and dumps go over (bulkconn.go), dialled by dial
-	dial   func(context.Context) (link, error)
+	bulk   Link       // what bundles and dumps go over (bulkconn.go), dialled by dial
+	dial   func(context.Context) (Link, error)
+}
+
+// Over returns a connection whose bundles and dumps go over the links
+// dial makes (one at a time; another once one is Broken), named name in
+// errors: a switch's stand-in (ofconntest.InMemory). It is connected from
+// the start, has no packet-ins, and its packet-outs fail with
+// ErrNotConnected.
+func Over(name string, dial func(context.Context) (Link, error)) *Conn {
+	c := &Conn{socket: name, stop: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{}), connected: 1, dial: dial}
+	close(c.done)
+	close(c.ready)
+	return c
 }
 
 // Dial starts connecting to the bridge's management socket (a path) and
@@ -69,7 +81,7 @@ func Dial(socket string, h Handler) *Conn {
 		done:    make(chan struct{}),
 		ready:   make(chan struct{}),
 	}
-	c.dial = func(ctx context.Context) (link, error) { return dialBulk(ctx, socket) }
+	c.dial = func(ctx context.Context) (Link, error) { return dialBulk(ctx, socket) }
 	c.ctrl = ofctrl.NewController(&app{c})
 	go c.connectLoop()
 	go c.packetLoop()
@@ -126,7 +138,7 @@ func (c *Conn) close() {
 	}
 	c.bulkMu.Lock()
 	if c.bulk != nil {
-		c.bulk.close()
+		c.bulk.Close()
 		c.bulk = nil
 	}
 	c.bulkMu.Unlock()

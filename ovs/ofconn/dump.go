@@ -42,6 +42,11 @@ const (
 	mpGroupDescRequest = 8  // group_id, pad
 )
 
+// FlowDescRequestLen is the length of the body of the flow description
+// request DumpFlows sends: table, pad, out_port, out_group, pad, cookie,
+// cookie mask, an empty match.
+const FlowDescRequestLen = mpFlowDescRequest
+
 // DumpFlows lists installed flows whose cookie matches cookie under mask;
 // expect is how many the caller expects (the list's first capacity).
 func (c *Conn) DumpFlows(ctx context.Context, cookie, mask uint64, expect int) ([]FlowInfo, error) {
@@ -117,8 +122,8 @@ func groupDesc(entry []byte, ids []uint32) (GroupInfo, []uint32, error) {
 // multipart sends a multipart request and hands every entry of every
 // part of the reply (each starts with its 16-bit length) to entry.
 func (c *Conn) multipart(ctx context.Context, typ uint16, body []byte, entry func([]byte) error) error {
-	err := c.onBulk(ctx, dumpTimeout, func(ctx context.Context, l link) error {
-		return l.multipart(ctx, typ, body, entry)
+	err := c.onBulk(ctx, dumpTimeout, func(ctx context.Context, l Link) error {
+		return l.Multipart(ctx, typ, body, entry)
 	}, nil)
 	if err != nil {
 		return fmt.Errorf("dump: %w", err)

@@ -52,7 +52,7 @@ func Available() string {
 
 // Require skips the test when not run as root: it cannot make network
 // namespaces or start OVS's daemons, and tests of the same code that need
-// neither run instead (on an in-memory bridge, ofconn.MemBridge). As root,
+// neither run instead (on an in-memory bridge, ofconntest.Bridge). As root,
 // a missing OVS is a failure, not a skip: make test (which runs as root)
 // installs it, and a skipped test must not pass for a tested one.
 func Require(t testing.TB) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
 
@@ -210,7 +211,7 @@ func TestServiceFlowsGolden(t *testing.T) {
 			checkGolden(t, "service-"+name, got)
 			// And OVS would take them, with the static flows, in one bundle.
 			b := &ofconn.Batch{GroupAdds: res.Groups, FlowAdds: append(StaticFlows(c), flows...)}
-			if err := ofconn.NewMemBridge().Apply(b); err != nil {
+			if err := ofconntest.NewBridge().Apply(b); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -226,7 +227,7 @@ func TestNodeFlowsGolden(t *testing.T) {
 	flows = append(flows, PeerFlows(c, Peer{Name: "node-2", IP: netip.MustParseAddr("192.168.100.11"),
 		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.2.0/24"), netip.MustParsePrefix("fd00:244:2::/64")}})...)
 	checkGolden(t, "node", renderFlows(nil, flows))
-	if err := ofconn.NewMemBridge().Apply(&ofconn.Batch{FlowAdds: flows}); err != nil {
+	if err := ofconntest.NewBridge().Apply(&ofconn.Batch{FlowAdds: flows}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package ofconn
+package ofconntest
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"antrea.io/libOpenflow/openflow15"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
 
@@ -22,8 +23,8 @@ import (
 // real OVS to the same cases.
 type bridgeRule struct {
 	name     string
-	setup    []Batch
-	batch    Batch
+	setup    []ofconn.Batch
+	batch    ofconn.Batch
 	refused  refusal // the error OVS answers with; zero: accepted
 	atCommit bool    // refused when committed, not when the message was added
 	flows    []*of.Flow
@@ -63,92 +64,92 @@ func bridgeRules() []bridgeRule {
 	ct := of.CT{Zone: 7, Table: -1}
 	return []bridgeRule{
 		{name: "a flow and the group it sends to, in one bundle",
-			batch: Batch{GroupAdds: []*of.Group{groupOf(grpA, 1)}, FlowAdds: []*of.Flow{toA}},
+			batch: ofconn.Batch{GroupAdds: []*of.Group{groupOf(grpA, 1)}, FlowAdds: []*of.Flow{toA}},
 			flows: []*of.Flow{toA}, groups: []uint32{grpA}},
 		{name: "a flow sending to a missing group",
-			batch:   Batch{FlowAdds: []*of.Flow{other, toA}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{other, toA}},
 			refused: refusal{openflow15.ET_BAD_ACTION, openflow15.BAC_BAD_OUT_GROUP}, atCommit: true},
 		{name: "adding a group that exists",
-			setup:   []Batch{{GroupAdds: []*of.Group{groupOf(grpA, 1)}}},
-			batch:   Batch{GroupAdds: []*of.Group{groupOf(grpA, 2)}},
+			setup:   []ofconn.Batch{{GroupAdds: []*of.Group{groupOf(grpA, 1)}}},
+			batch:   ofconn.Batch{GroupAdds: []*of.Group{groupOf(grpA, 2)}},
 			refused: refusal{openflow15.ET_GROUP_MOD_FAILED, openflow15.GMFC_GROUP_EXISTS}, atCommit: true,
 			groups: []uint32{grpA}},
 		{name: "one group added twice in one bundle",
-			batch:   Batch{GroupAdds: []*of.Group{groupOf(grpA, 1), groupOf(grpA, 1)}},
+			batch:   ofconn.Batch{GroupAdds: []*of.Group{groupOf(grpA, 1), groupOf(grpA, 1)}},
 			refused: refusal{openflow15.ET_GROUP_MOD_FAILED, openflow15.GMFC_GROUP_EXISTS}, atCommit: true},
 		{name: "modifying a missing group",
-			batch:   Batch{GroupModifies: []*of.Group{groupOf(grpA, 1)}},
+			batch:   ofconn.Batch{GroupModifies: []*of.Group{groupOf(grpA, 1)}},
 			refused: refusal{openflow15.ET_GROUP_MOD_FAILED, openflow15.GMFC_UNKNOWN_GROUP}, atCommit: true},
 		{name: "modifying a group",
-			setup:  []Batch{{GroupAdds: []*of.Group{groupOf(grpA, 1)}}},
-			batch:  Batch{GroupModifies: []*of.Group{groupOf(grpA, 2, 3)}},
+			setup:  []ofconn.Batch{{GroupAdds: []*of.Group{groupOf(grpA, 1)}}},
+			batch:  ofconn.Batch{GroupModifies: []*of.Group{groupOf(grpA, 2, 3)}},
 			groups: []uint32{grpA}},
 		{name: "deleting a missing group and flows that are not there",
-			batch: Batch{FlowDeletes: []CookieMatch{{Cookie: 0x77, Mask: ^uint64(0)}}, GroupDeletes: []uint32{grpB}}},
+			batch: ofconn.Batch{FlowDeletes: []ofconn.CookieMatch{{Cookie: 0x77, Mask: ^uint64(0)}}, GroupDeletes: []uint32{grpB}}},
 		{name: "deleting a group deletes the flows that send to it",
-			setup: []Batch{{GroupAdds: []*of.Group{groupOf(grpA, 1), groupOf(grpB, 2)}, FlowAdds: []*of.Flow{toA, toB, other}}},
-			batch: Batch{GroupDeletes: []uint32{grpA}},
+			setup: []ofconn.Batch{{GroupAdds: []*of.Group{groupOf(grpA, 1), groupOf(grpB, 2)}, FlowAdds: []*of.Flow{toA, toB, other}}},
+			batch: ofconn.Batch{GroupDeletes: []uint32{grpA}},
 			flows: []*of.Flow{toB, other}, groups: []uint32{grpB}},
 		{name: "deleting flows by cookie",
-			setup: []Batch{{FlowAdds: []*of.Flow{other, byPortThenType}}},
-			batch: Batch{FlowDeletes: []CookieMatch{{Cookie: other.Cookie(), Mask: ^uint64(0)}}},
+			setup: []ofconn.Batch{{FlowAdds: []*of.Flow{other, byPortThenType}}},
+			batch: ofconn.Batch{FlowDeletes: []ofconn.CookieMatch{{Cookie: other.Cookie(), Mask: ^uint64(0)}}},
 			flows: []*of.Flow{byPortThenType}},
 		{name: "a flow with the table, priority and match of another replaces it, whatever the fields' order",
-			setup: []Batch{{FlowAdds: []*of.Flow{byPortThenType}}},
-			batch: Batch{FlowAdds: []*of.Flow{byTypeThenPort}},
+			setup: []ofconn.Batch{{FlowAdds: []*of.Flow{byPortThenType}}},
+			batch: ofconn.Batch{FlowAdds: []*of.Flow{byTypeThenPort}},
 			flows: []*of.Flow{byTypeThenPort}},
 		{name: "a refused message keeps the whole bundle out",
-			setup:   []Batch{{FlowAdds: []*of.Flow{other}}},
-			batch:   Batch{GroupAdds: []*of.Group{groupOf(grpB, 1)}, FlowAdds: []*of.Flow{toB, toA}, FlowDeletes: []CookieMatch{{Cookie: other.Cookie(), Mask: ^uint64(0)}}},
+			setup:   []ofconn.Batch{{FlowAdds: []*of.Flow{other}}},
+			batch:   ofconn.Batch{GroupAdds: []*of.Group{groupOf(grpB, 1)}, FlowAdds: []*of.Flow{toB, toA}, FlowDeletes: []ofconn.CookieMatch{{Cookie: other.Cookie(), Mask: ^uint64(0)}}},
 			refused: refusal{openflow15.ET_BAD_ACTION, openflow15.BAC_BAD_OUT_GROUP}, atCommit: true,
 			flows: []*of.Flow{other}},
 		// Two buckets with one ID are refused (GMFC_BAD_BUCKET); equal
 		// buckets are given two IDs (of.Group.BucketIDs), so none are.
 		{name: "two equal buckets",
-			batch:  Batch{GroupAdds: []*of.Group{groupOf(grpA, 1, 1)}},
+			batch:  ofconn.Batch{GroupAdds: []*of.Group{groupOf(grpA, 1, 1)}},
 			groups: []uint32{grpA}},
 		{name: "a field matched twice",
-			batch:   Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{ip4, ip4})}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{ip4, ip4})}},
 			refused: refusal{openflow15.PET_BAD_MATCH, openflow15.BMC_DUP_FIELD}},
 		{name: "a value with bits outside its mask",
-			batch:   Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{of.Reg{Index: 0, Value: 3, Mask: 1}})}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{of.Reg{Index: 0, Value: 3, Mask: 1}})}},
 			refused: refusal{openflow15.PET_BAD_MATCH, openflow15.BMC_BAD_WILDCARDS}},
 		{name: "tcp_dst without nw_proto=6",
-			batch:   Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{ip4, of.L4Dst{Proto: of.ProtoTCP, Port: 80}})}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{ip4, of.L4Dst{Proto: of.ProtoTCP, Port: 80}})}},
 			refused: refusal{openflow15.PET_BAD_MATCH, openflow15.BMC_BAD_PREREQ}},
 		{name: "a field before its prerequisites",
-			batch:   Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{of.L4Dst{Proto: of.ProtoTCP, Port: 80}, tcp, ip4})}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{of.L4Dst{Proto: of.ProtoTCP, Port: 80}, tcp, ip4})}},
 			refused: refusal{openflow15.PET_BAD_MATCH, openflow15.BMC_BAD_PREREQ}},
 		{name: "an IPv4 address on an IPv6 flow",
-			batch:   Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{of.EthType(of.EthIPv6), of.IPDst(netip.MustParsePrefix("10.0.0.1/32"))})}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{of.EthType(of.EthIPv6), of.IPDst(netip.MustParsePrefix("10.0.0.1/32"))})}},
 			refused: refusal{openflow15.PET_BAD_MATCH, openflow15.BMC_BAD_PREREQ}},
 		{name: "goto an earlier table",
-			batch:   Batch{FlowAdds: []*of.Flow{{Table: 5, Priority: 1, Goto: 3}}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{{Table: 5, Priority: 1, Goto: 3}}},
 			refused: refusal{openflow15.ET_BAD_INSTRUCTION, openflow15.BIC_BAD_TABLE_ID}},
 		{name: "goto its own table",
-			batch:   Batch{FlowAdds: []*of.Flow{{Table: 5, Priority: 1, Goto: 5}}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{{Table: 5, Priority: 1, Goto: 5}}},
 			refused: refusal{openflow15.ET_BAD_INSTRUCTION, openflow15.BIC_BAD_TABLE_ID}},
 		{name: "ct in a flow that does not match IP",
-			batch:   Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{of.InPort(1)}, ct)}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{of.InPort(1)}, ct)}},
 			refused: refusal{openflow15.ET_BAD_ACTION, openflow15.BAC_MATCH_INCONSISTENT}},
 		{name: "ct in an IP flow",
-			batch: Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{ip4}, ct)}},
+			batch: ofconn.Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{ip4}, ct)}},
 			flows: []*of.Flow{flowIn(3, prio100, []of.Match{ip4}, ct)}},
 		{name: "dec_ttl in a flow that does not match IP",
-			batch:   Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{of.InPort(1)}, of.DecTTL{}, of.Output(2))}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{of.InPort(1)}, of.DecTTL{}, of.Output(2))}},
 			refused: refusal{openflow15.ET_BAD_ACTION, openflow15.BAC_MATCH_INCONSISTENT}},
 		{name: "dec_ttl in an IP flow, dumped back as it was written",
-			batch: Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{ip4}, of.DecTTL{}, of.Output(2))}},
+			batch: ofconn.Batch{FlowAdds: []*of.Flow{flowIn(3, prio100, []of.Match{ip4}, of.DecTTL{}, of.Output(2))}},
 			flows: []*of.Flow{flowIn(3, prio100, []of.Match{ip4}, of.DecTTL{}, of.Output(2))}},
 		{name: "a bucket sending to a missing group",
-			batch:  Batch{GroupAdds: []*of.Group{{ID: grpA, Buckets: of.BucketList{{of.ToGroup(grpB)}}}}},
+			batch:  ofconn.Batch{GroupAdds: []*of.Group{{ID: grpA, Buckets: of.BucketList{{of.ToGroup(grpB)}}}}},
 			groups: []uint32{grpA}},
 		{name: "deleting a group a bucket sends to leaves the bucket",
-			setup:  []Batch{{GroupAdds: []*of.Group{groupOf(grpB, 1), {ID: grpA, Buckets: of.BucketList{{of.ToGroup(grpB)}}}}}},
-			batch:  Batch{GroupDeletes: []uint32{grpB}},
+			setup:  []ofconn.Batch{{GroupAdds: []*of.Group{groupOf(grpB, 1), {ID: grpA, Buckets: of.BucketList{{of.ToGroup(grpB)}}}}}},
+			batch:  ofconn.Batch{GroupDeletes: []uint32{grpB}},
 			groups: []uint32{grpA}},
 		{name: "a flow in table 254",
-			batch:   Batch{FlowAdds: []*of.Flow{{Table: 254, Priority: 1, Goto: -1}}},
+			batch:   ofconn.Batch{FlowAdds: []*of.Flow{{Table: 254, Priority: 1, Goto: -1}}},
 			refused: refusal{openflow15.ET_BAD_REQUEST, openflow15.BRC_EPERM}},
 	}
 }
@@ -157,7 +158,7 @@ var errCodeRe = regexp.MustCompile(`OpenFlow error type (\d+) code (\d+)`)
 
 // checkRule commits a rule's setup and bundle over c (to a bridge with
 // nothing on it) and checks the answer and what the bridge holds.
-func checkRule(t *testing.T, c *Conn, r bridgeRule) {
+func checkRule(t *testing.T, c *ofconn.Conn, r bridgeRule) {
 	t.Helper()
 	ctx := context.Background()
 	for i := range r.setup {
@@ -172,7 +173,7 @@ func checkRule(t *testing.T, c *Conn, r bridgeRule) {
 		fmt.Sscan(m[1], &got.typ)
 		fmt.Sscan(m[2], &got.code)
 	}
-	var refused *RefusedError
+	var refused *ofconn.RefusedError
 	switch {
 	case r.refused == refusal{} && err != nil:
 		t.Fatalf("refused: %v", err)
@@ -214,7 +215,7 @@ func checkRule(t *testing.T, c *Conn, r bridgeRule) {
 func TestMemBridgeFollowsOVSRules(t *testing.T) {
 	for _, r := range bridgeRules() {
 		t.Run(r.name, func(t *testing.T) {
-			br := NewMemBridge()
+			br := NewBridge()
 			c := InMemory(br)
 			defer c.Close()
 			checkRule(t, c, r)
@@ -226,18 +227,18 @@ func TestMemBridgeFollowsOVSRules(t *testing.T) {
 // that reads OVS's answers: every flow's table and cookie, every group's
 // bucket IDs; Dump lists them as text.
 func TestMemBridgeDumpsWhatItHolds(t *testing.T) {
-	br := NewMemBridge()
+	br := NewBridge()
 	c := InMemory(br)
 	defer c.Close()
 	g := groupOf(grpA, 1, 2, 3)
 	f := flowTo(grpA)
 	tagged := &of.Flow{Table: 2, Priority: 7, Goto: 3, Match: []of.Match{ip4}}
 	ctx := context.Background()
-	if err := c.Commit(ctx, &Batch{GroupAdds: []*of.Group{g}, FlowAdds: []*of.Flow{f, tagged}}, nil); err != nil {
+	if err := c.Commit(ctx, &ofconn.Batch{GroupAdds: []*of.Group{g}, FlowAdds: []*of.Flow{f, tagged}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	flows, err := c.DumpFlows(ctx, tagged.Cookie(), ^uint64(0), 1)
-	if err != nil || len(flows) != 1 || flows[0] != (FlowInfo{Table: 2, Cookie: tagged.Cookie()}) {
+	if err != nil || len(flows) != 1 || flows[0] != (ofconn.FlowInfo{Table: 2, Cookie: tagged.Cookie()}) {
 		t.Fatalf("dump by cookie: %+v, %v", flows, err)
 	}
 	groups, err := c.DumpGroups(ctx, 1)
@@ -251,7 +252,7 @@ func TestMemBridgeDumpsWhatItHolds(t *testing.T) {
 	if !strings.HasPrefix(FlowDumpText(tagged), fmt.Sprintf("cookie=%#x, table=2, priority=7,dl_type=0x0800 actions=goto_table:3", tagged.Cookie())) {
 		t.Fatalf("dump text %q", FlowDumpText(tagged))
 	}
-	if got := br.Counts(); got != (MemCounts{Bundles: 1, FlowMods: 2, GroupMods: 1}) {
+	if got := br.Counts(); got != (Counts{Bundles: 1, FlowMods: 2, GroupMods: 1}) {
 		t.Fatalf("counts %+v", got)
 	}
 }
@@ -264,19 +265,19 @@ func TestMemBridgeLosesConnections(t *testing.T) {
 		fault   Fault
 		applied bool
 	}{{LoseBeforeCommit, false}, {LoseAfterCommit, true}} {
-		br := NewMemBridge()
+		br := NewBridge()
 		c := InMemory(br)
 		br.FailNext(tc.fault)
 		f := flowIn(3, prio100, nil, of.Output(2))
-		err := c.Commit(context.Background(), &Batch{FlowAdds: []*of.Flow{f}}, nil)
-		var refused *RefusedError
+		err := c.Commit(context.Background(), &ofconn.Batch{FlowAdds: []*of.Flow{f}}, nil)
+		var refused *ofconn.RefusedError
 		if err == nil || errors.As(err, &refused) {
 			t.Fatalf("fault %d: %v, want a lost connection", tc.fault, err)
 		}
 		if got := br.Counts().Bundles == 1; got != tc.applied {
 			t.Fatalf("fault %d: applied %v, want %v", tc.fault, got, tc.applied)
 		}
-		if err := c.Commit(context.Background(), &Batch{FlowAdds: []*of.Flow{f}}, nil); err != nil {
+		if err := c.Commit(context.Background(), &ofconn.Batch{FlowAdds: []*of.Flow{f}}, nil); err != nil {
 			t.Fatalf("fault %d: the next bundle: %v", tc.fault, err)
 		}
 		c.Close()

@@ -1,4 +1,4 @@
-package ofconn
+package ofconntest
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 	"sync"
 
 	"antrea.io/libOpenflow/openflow15"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
 
-// MemBridge is an OpenFlow bridge in memory, for tests that run without
+// Bridge is an OpenFlow bridge in memory, for tests that run without
 // root or Open vSwitch: a Conn made by InMemory sends it the same bundle
 // messages and dump requests a Conn sends OVS, byte for byte, and reads
 // its answers with the same code.
@@ -41,11 +42,11 @@ import (
 //
 // Anything else it does not model (other commands, instructions) fails
 // the test with errNotModelled rather than being taken.
-type MemBridge struct {
+type Bridge struct {
 	mu     sync.Mutex
 	flows  map[flowKey]*memFlow
 	groups map[uint32]*memGroup
-	counts MemCounts
+	counts Counts
 	fault  Fault
 	refuse *Refusal
 	link   *memLink // the link last dialled
@@ -62,14 +63,14 @@ type Refusal struct {
 }
 
 // RefuseWhile makes the bridge meet r until RefuseWhile(nil).
-func (br *MemBridge) RefuseWhile(r *Refusal) {
+func (br *Bridge) RefuseWhile(r *Refusal) {
 	br.mu.Lock()
 	br.refuse = r
 	br.mu.Unlock()
 }
 
-// MemCounts counts what the bridge committed and refused.
-type MemCounts struct {
+// Counts counts what the bridge committed and refused.
+type Counts struct {
 	Bundles, FlowMods, GroupMods int
 	Refused                      int // bundles refused
 }
@@ -88,36 +89,32 @@ const (
 	LoseAfterCommit
 )
 
-// NewMemBridge returns an empty bridge.
-func NewMemBridge() *MemBridge {
-	return &MemBridge{flows: map[flowKey]*memFlow{}, groups: map[uint32]*memGroup{}}
+// NewBridge returns an empty bridge.
+func NewBridge() *Bridge {
+	return &Bridge{flows: map[flowKey]*memFlow{}, groups: map[uint32]*memGroup{}}
 }
 
 // InMemory returns a connection to an in-memory bridge. Bundles and dumps
 // go over it as over a Conn to OVS; it has no packet-ins, and packet-outs
-// fail with ErrNotConnected.
-func InMemory(br *MemBridge) *Conn {
-	c := &Conn{socket: "in-memory bridge", stop: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{}), connected: 1}
-	close(c.done)
-	close(c.ready)
-	c.dial = func(context.Context) (link, error) {
+// fail with ofconn.ErrNotConnected.
+func InMemory(br *Bridge) *ofconn.Conn {
+	return ofconn.Over("in-memory bridge", func(context.Context) (ofconn.Link, error) {
 		br.mu.Lock()
 		defer br.mu.Unlock()
 		br.link = &memLink{br: br}
 		return br.link, nil
-	}
-	return c
+	})
 }
 
 // FailNext makes the next bundle meet f.
-func (br *MemBridge) FailNext(f Fault) {
+func (br *Bridge) FailNext(f Fault) {
 	br.mu.Lock()
 	br.fault = f
 	br.mu.Unlock()
 }
 
 // Counts returns what the bridge has committed and refused so far.
-func (br *MemBridge) Counts() MemCounts {
+func (br *Bridge) Counts() Counts {
 	br.mu.Lock()
 	defer br.mu.Unlock()
 	return br.counts
@@ -125,7 +122,7 @@ func (br *MemBridge) Counts() MemCounts {
 
 // Apply commits a batch as another controller would (`ovs-ofctl
 // --bundle`): for tests that change the bridge behind the driver's back.
-func (br *MemBridge) Apply(b *Batch) error {
+func (br *Bridge) Apply(b *ofconn.Batch) error {
 	br.mu.Lock()
 	defer br.mu.Unlock()
 	return br.transactLocked(b, nil)
@@ -135,7 +132,7 @@ func (br *MemBridge) Apply(b *Batch) error {
 // --no-stats dump-flows` and `dump-groups` lay them out (with the fields
 // as switchyard writes them: dl_type=0x0800 where OVS prints ip), sorted
 // by table, priority (highest first) and text, and by group ID.
-func (br *MemBridge) Dump() string {
+func (br *Bridge) Dump() string {
 	br.mu.Lock()
 	defer br.mu.Unlock()
 	flows := slices.Collect(maps.Values(br.flows))
@@ -161,7 +158,7 @@ func (br *MemBridge) Dump() string {
 // Dangling lists the groups whose buckets send to a group the bridge
 // does not hold ("0x80000001 -> 0x80000002"): OVS takes them, and drops
 // what such a bucket is chosen for.
-func (br *MemBridge) Dangling() []string {
+func (br *Bridge) Dangling() []string {
 	br.mu.Lock()
 	defer br.mu.Unlock()
 	var out []string
@@ -175,13 +172,13 @@ func (br *MemBridge) Dangling() []string {
 	return out
 }
 
-func (br *MemBridge) sortedGroups() []*memGroup {
+func (br *Bridge) sortedGroups() []*memGroup {
 	groups := slices.Collect(maps.Values(br.groups))
 	slices.SortFunc(groups, func(a, b *memGroup) int { return int(int64(a.id) - int64(b.id)) })
 	return groups
 }
 
-// FlowDumpText is a flow as MemBridge.Dump lists it.
+// FlowDumpText is a flow as Bridge.Dump lists it.
 func FlowDumpText(f *of.Flow) string {
 	// f.Text() is "table=T,cookie=C,priority=P[,match],actions=A".
 	head, actions, _ := strings.Cut(f.Text(), ",actions=")
@@ -190,22 +187,22 @@ func FlowDumpText(f *of.Flow) string {
 	return cookie + ", " + table + ", " + rest + " actions=" + actions
 }
 
-// GroupDumpText is a group as MemBridge.Dump lists it.
+// GroupDumpText is a group as Bridge.Dump lists it.
 func GroupDumpText(g *of.Group) string { return g.Text() }
 
 // memLink is a Conn's link to the bridge.
 type memLink struct {
-	br   *MemBridge
+	br   *Bridge
 	lost bool
 }
 
-func (l *memLink) broken() bool {
+func (l *memLink) Broken() bool {
 	l.br.mu.Lock()
 	defer l.br.mu.Unlock()
 	return l.lost
 }
 
-func (l *memLink) close() {
+func (l *memLink) Close() {
 	l.br.mu.Lock()
 	l.lost = true
 	l.br.mu.Unlock()
@@ -213,7 +210,7 @@ func (l *memLink) close() {
 
 var errLost = errors.New("in-memory bridge: connection lost")
 
-func (l *memLink) transact(_ context.Context, b *Batch, beforeCommit func()) error {
+func (l *memLink) Transact(_ context.Context, b *ofconn.Batch, beforeCommit func()) error {
 	l.br.mu.Lock()
 	defer l.br.mu.Unlock()
 	if l.lost {
@@ -240,20 +237,20 @@ func (l *memLink) transact(_ context.Context, b *Batch, beforeCommit func()) err
 
 // transactLocked decodes the batch's messages (refusing the bundle if any
 // is refused when added), then commits them through commit (nil: at once).
-func (br *MemBridge) transactLocked(b *Batch, around func(commit func() error) error) error {
+func (br *Bridge) transactLocked(b *ofconn.Batch, around func(commit func() error) error) error {
 	if b.Len() == 0 {
 		return nil
 	}
 	msgs := make([]*bridgeMsg, b.Len())
-	var refused *RefusedError
+	var refused *ofconn.RefusedError
 	var buf []byte
 	for i := range msgs {
 		var err error
-		if buf, err = b.message(buf[:0], i, uint32(i+1)); err != nil {
-			return refuse(nil, b, i, "could not be encoded: "+err.Error())
+		if buf, err = b.Message(buf[:0], i, uint32(i+1)); err != nil {
+			return b.Refuse(nil, i, "could not be encoded: "+err.Error())
 		}
-		if len(buf)+bundleAddHeadLen > maxMessage {
-			return refuse(nil, b, i, tooLong(len(buf)))
+		if why := ofconn.Oversize(len(buf)); why != "" {
+			return b.Refuse(nil, i, why)
 		}
 		m, err := decodeMessage(slices.Clone(buf)) // kept: buf is reused
 		var r refusal
@@ -262,9 +259,9 @@ func (br *MemBridge) transactLocked(b *Batch, around func(commit func() error) e
 			refused = addRefusal(refused, b, i, r)
 			continue
 		case err != nil:
-			return fmt.Errorf("%s: %w", b.describe(i), err)
+			return fmt.Errorf("%s: %w", b.Describe(i), err)
 		}
-		switch f, g := b.object(i); {
+		switch f, g := b.Object(i); {
 		case m.flow != nil:
 			m.flow.text = FlowDumpText(f)
 		case m.group != nil && g != nil:
@@ -283,7 +280,7 @@ func (br *MemBridge) transactLocked(b *Batch, around func(commit func() error) e
 			if ok && br.refuse != nil && br.refuse.Picks(b.Target(i)) {
 				if br.refuse.Unnamed {
 					br.counts.Refused++
-					return &RefusedError{Messages: b.Len(), Examples: []string{"the switch refused to commit the bundle: " + refusal{openflow15.ET_BUNDLE_FAILED, openflow15.BFC_MSG_FAILED}.Error()}}
+					return &ofconn.RefusedError{Messages: b.Len(), Examples: []string{"the switch refused to commit the bundle: " + refusal{openflow15.ET_BUNDLE_FAILED, openflow15.BFC_MSG_FAILED}.Error()}}
 				}
 				r, ok = refusal{openflow15.ET_BAD_ACTION, openflow15.BAC_BAD_ARGUMENT}, false
 			}
@@ -304,8 +301,8 @@ func (br *MemBridge) transactLocked(b *Batch, around func(commit func() error) e
 	return around(commit)
 }
 
-func addRefusal(r *RefusedError, b *Batch, i int, why refusal) *RefusedError {
-	return refuse(r, b, i, why.Error())
+func addRefusal(r *ofconn.RefusedError, b *ofconn.Batch, i int, why refusal) *ofconn.RefusedError {
+	return b.Refuse(r, i, why.Error())
 }
 
 // apply applies one message to the tables, as OVS commits it.
@@ -351,7 +348,7 @@ func apply(flows map[flowKey]*memFlow, groups map[uint32]*memGroup, m *bridgeMsg
 }
 
 // multipart answers a flow or group description request.
-func (l *memLink) multipart(_ context.Context, typ uint16, body []byte, entry func([]byte) error) error {
+func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry func([]byte) error) error {
 	l.br.mu.Lock()
 	defer l.br.mu.Unlock()
 	if l.lost {
@@ -360,7 +357,7 @@ func (l *memLink) multipart(_ context.Context, typ uint16, body []byte, entry fu
 	var b []byte
 	switch typ {
 	case openflow15.MultipartType_FlowDesc:
-		if len(body) < mpFlowDescRequest {
+		if len(body) < ofconn.FlowDescRequestLen {
 			return refusal{openflow15.ET_BAD_REQUEST, openflow15.BRC_BAD_LEN}
 		}
 		table, cookie, mask := body[0], binary.BigEndian.Uint64(body[16:]), binary.BigEndian.Uint64(body[24:])

@@ -1,10 +1,11 @@
-package ofconn
+package ofconntest
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"slices"
 
 	"antrea.io/libOpenflow/openflow15"
@@ -12,13 +13,19 @@ import (
 
 // The in-memory bridge reads the bytes the driver sends, as a switch does:
 // this file decodes flow and group mods (and checks them as OVS 3.1 does,
-// see MemBridge), and encodes the flow and group descriptions a dump
+// see Bridge), and encodes the flow and group descriptions a dump
 // answers with, which dump.go reads.
+
+// Wire-format sizes the bridge reads by (OpenFlow 1.5).
+const (
+	ofHeaderLen    = 8 // version, type, length, xid
+	bucketFixedLen = 8 // length, action_array_len, bucket_id
+)
 
 // refusal is an OpenFlow error the bridge answers a message with.
 type refusal struct{ typ, code uint16 }
 
-func (r refusal) Error() string { return ofError(r.typ, r.code) }
+func (r refusal) Error() string { return ofconn.OpenFlowError(r.typ, r.code) }
 
 // errNotModelled marks a message the in-memory bridge does not model (a
 // real switch might take it): a test that sends one fails, saying so.
