@@ -30,20 +30,22 @@ func (e Env) Report(p Problem) {
 	}
 }
 
-// Once says each problem once: the first time it hears one (the same
+// ProblemReporter says each problem once: the first time it hears one (the same
 // service port, reason and message) it logs it and hands it to the sink;
 // a driver calls Report at every sync without repeating itself. The zero
-// value is not usable: make one with NewOnce.
-type Once struct {
+// value is not usable: make one with NewProblemReporter.
+type ProblemReporter struct {
 	env  Env
 	said map[Problem]bool
 }
 
-// NewOnce returns a Once reporting to env's sink.
-func NewOnce(env Env) *Once { return &Once{env: env, said: map[Problem]bool{}} }
+// NewProblemReporter returns a ProblemReporter reporting to env's sink.
+func NewProblemReporter(env Env) *ProblemReporter {
+	return &ProblemReporter{env: env, said: map[Problem]bool{}}
+}
 
 // Report says p if it was not said before, and tells whether it did.
-func (o *Once) Report(p Problem) bool {
+func (o *ProblemReporter) Report(p Problem) bool {
 	if o.said[p] {
 		return false
 	}

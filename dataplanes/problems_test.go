@@ -12,7 +12,7 @@ func (s *sinkLog) Problem(p Problem) { *s = append(*s, p) }
 
 func TestOnceSaysEachProblemOnce(t *testing.T) {
 	var heard sinkLog
-	o := NewOnce(Env{Problems: &heard})
+	o := NewProblemReporter(Env{Problems: &heard})
 	a := Problem{ServicePort: graph.ServicePortName{Namespace: "ns", Name: "a"}, Reason: "R", Message: "m"}
 	b := a
 	b.Message = "another"
@@ -27,5 +27,5 @@ func TestOnceSaysEachProblemOnce(t *testing.T) {
 	if len(heard) != 2 {
 		t.Fatalf("the sink heard %d problems, want 2", len(heard))
 	}
-	NewOnce(Env{}).Report(a) // no sink: nothing to hand it to, no panic
+	NewProblemReporter(Env{}).Report(a) // no sink: nothing to hand it to, no panic
 }

@@ -19,8 +19,8 @@ import (
 type Driver struct {
 	c        Client
 	opts     Options
-	lock     *instancelock.Lock // one switchyard per node's HNS
-	problems *dataplanes.Once   // where problems are said, once each
+	lock     *instancelock.Lock          // one switchyard per node's HNS
+	problems *dataplanes.ProblemReporter // where problems are said, once each
 
 	mu       sync.Mutex
 	features Features
@@ -75,7 +75,7 @@ func NewDriver(c Client, o Options, env dataplanes.Env) (*Driver, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	d := &Driver{c: c, opts: o, problems: dataplanes.NewOnce(env), local: map[string]string{}, remote: map[string]string{}, remoteIP: map[string]string{}, remotePA: map[string]string{},
+	d := &Driver{c: c, opts: o, problems: dataplanes.NewProblemReporter(env), local: map[string]string{}, remote: map[string]string{}, remoteIP: map[string]string{}, remotePA: map[string]string{},
 		vips: map[string]string{}, vipUsers: map[string]int{}, spVIPs: map[graph.ServicePortName][]string{}, vipTouched: map[string]bool{}, vipErr: map[string]error{},
 		desired: map[string]DesiredLB{}, spKeys: map[graph.ServicePortName][]string{},
 		sps: map[graph.ServicePortName]*graph.ServicePort{}, inst: map[string]installed{}, refs: map[string]int{},

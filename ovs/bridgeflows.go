@@ -105,7 +105,7 @@ func (b *bridgeFlows) round(ctx context.Context, all bool) error {
 			return err
 		}
 	}
-	err := b.commitIsolating(ctx, include)
+	err := b.commitIsolating(ctx, func(o ownerKey) bool { return include(string(o)) })
 	if err == nil {
 		b.holds.EndRound(retrying, now)
 	}
@@ -117,7 +117,7 @@ func (b *bridgeFlows) round(ctx context.Context, all bool) error {
 // whose messages it names are held back and the rest is sent again; when
 // it names none, the owners are split in halves, each committed on its
 // own, so the refused ones end up alone and held.
-func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(string) bool) error {
+func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(ownerKey) bool) error {
 	for {
 		batch := b.st.pending(include)
 		err := b.send(ctx, batch)
@@ -134,25 +134,25 @@ func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(string) 
 		if len(named) == 0 {
 			named = b.ownersAt(batch, allMessages(batch))
 			if len(named) > 1 {
-				half := map[string]bool{}
+				half := map[ownerKey]bool{}
 				for _, o := range named[:len(named)/2] {
 					half[o] = true
 				}
-				if err := b.commitIsolating(ctx, func(o string) bool { return include(o) && half[o] }); err != nil {
+				if err := b.commitIsolating(ctx, func(o ownerKey) bool { return include(o) && half[o] }); err != nil {
 					return err
 				}
-				return b.commitIsolating(ctx, func(o string) bool { return include(o) && !half[o] })
+				return b.commitIsolating(ctx, func(o ownerKey) bool { return include(o) && !half[o] })
 			}
 		}
 		for _, o := range named {
-			b.holds.Hold(o, b.refusalOf(o, batch, refused))
+			b.holds.Hold(string(o), b.refusalOf(o, batch, refused))
 		}
 	}
 }
 
 // refusalOf is what the switch said about owner's messages: the first
 // example that is one of them, or the whole refusal (bounded).
-func (b *bridgeFlows) refusalOf(owner string, batch *ofconn.Batch, r *ofconn.RefusedError) string {
+func (b *bridgeFlows) refusalOf(owner ownerKey, batch *ofconn.Batch, r *ofconn.RefusedError) string {
 	for k, ex := range r.Examples {
 		if k < len(r.Indexes) && b.st.ownerOf(batch.Target(r.Indexes[k])) == owner {
 			return ex
@@ -194,8 +194,8 @@ func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch) error {
 }
 
 // ownersAt lists, sorted, the owners of the batch's messages at indexes.
-func (b *bridgeFlows) ownersAt(batch *ofconn.Batch, indexes []int) []string {
-	set := map[string]bool{}
+func (b *bridgeFlows) ownersAt(batch *ofconn.Batch, indexes []int) []ownerKey {
+	set := map[ownerKey]bool{}
 	for _, i := range indexes {
 		set[b.st.ownerOf(batch.Target(i))] = true
 	}

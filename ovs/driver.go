@@ -27,7 +27,7 @@ import (
 type Driver struct {
 	opts     Options
 	env      dataplanes.Env
-	problems *dataplanes.Once // where problems are said, once each
+	problems *dataplanes.ProblemReporter // where problems are said, once each
 	dp       dataplane
 	db       portDatabase
 	conn     *ofconn.Conn
@@ -100,7 +100,7 @@ func openDriver(ctx context.Context, o Options, env dataplanes.Env, open func(co
 		watched:  make(chan struct{}),
 		model:    newModel(cfg, o.Encap != EncapNone),
 		said:     map[string]bool{},
-		problems: dataplanes.NewOnce(env),
+		problems: dataplanes.NewProblemReporter(env),
 		ctl:      ctl,
 		follow:   vswitchd.NewFollower(o.RunDir, ctl),
 	}, nil

@@ -42,19 +42,20 @@ func (d *Driver) degradedLocked() error {
 }
 
 // partOf names a held owner as a degraded part.
-func (d *Driver) partOf(owner, why string) dataplanes.DegradedPart {
+func (d *Driver) partOf(held, why string) dataplanes.DegradedPart {
+	owner := ownerKey(held)
 	p := dataplanes.DegradedPart{Reason: reasonRefused, Message: dataplanes.Bounded(why, dataplanes.MaxMessage)}
 	if n, ok := d.model.servicePortOfOwner(owner); ok {
 		p.ServicePort = n
 		return p
 	}
 	switch owner {
-	case "":
+	case noOwner:
 		p.Part = "flows several service ports share, or an earlier run left"
-	case "static":
+	case staticOwner:
 		p.Part = "the static pipeline"
 	default:
-		p.Part = owner // pod/PORT, peer/NODE, a service port since removed
+		p.Part = held // pod/PORT, peer/NODE, a service port since removed
 	}
 	return p
 }
@@ -62,5 +63,5 @@ func (d *Driver) partOf(owner, why string) dataplanes.DegradedPart {
 // podHeld reports whether a pod's port is held back: switchyard-cni then
 // goes on waiting for it.
 func (d *Driver) podHeld(port uint32) bool {
-	return d.flows != nil && d.flows.holds.IsHeld(podOwner(port))
+	return d.flows != nil && d.flows.holds.IsHeld(string(podOwner(port)))
 }

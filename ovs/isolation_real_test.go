@@ -30,7 +30,7 @@ func TestRefusedServiceIsHeldWhilePodsAndOthersGoOn(t *testing.T) {
 	w.sync()
 	web := graph.ServicePortName{Namespace: "ns", Name: "web", Port: "http", Protocol: graph.TCP}
 	w.d.mu.Lock() // the driver's port watch writes the model under it
-	groups := slices.Clone(w.d.model.st.owners[spOwner(web)].groups)
+	groups := slices.Clone(w.d.model.st.owners[servicePortOwner(web)].groups)
 	w.d.mu.Unlock()
 	for _, id := range groups {
 		w.o.Ofctl("del-groups", bridge, fmt.Sprintf("group_id=%d", id))

@@ -15,7 +15,7 @@ import (
 
 // refuseOwner makes the bridge refuse every message about what owner
 // wants now (its flows by cookie, its groups by ID), naming them or not.
-func (md *memDriver) refuseOwner(owner string, unnamed bool) {
+func (md *memDriver) refuseOwner(owner ownerKey, unnamed bool) {
 	defer md.lock()()
 	o := md.m.st.owners[owner]
 	if o == nil {
@@ -35,11 +35,11 @@ func (md *memDriver) refuseOwner(owner string, unnamed bool) {
 
 // convergedBut fails the test unless the bridge holds what the driver
 // wants, but for owner's flows and groups, which it holds none of.
-func (md *memDriver) convergedBut(owner string) {
+func (md *memDriver) convergedBut(owner ownerKey) {
 	md.t.Helper()
 	defer md.lock()()
 	held := map[string]bool{}
-	rendered := map[string]rendering{}
+	rendered := map[ownerKey]rendering{}
 	for _, c := range md.m.st.owners[owner].flows {
 		held[ofconntest.FlowDumpText(md.m.st.flowOf(c, rendered))] = true
 	}
@@ -84,7 +84,7 @@ func TestOneRefusedServicePortStaysHeldAlone(t *testing.T) {
 			unlock := md.lock()
 			md.m.sync(md.tr.Snapshot()) // what the owner wants, to refuse it
 			unlock()
-			owner := spOwner(name)
+			owner := servicePortOwner(name)
 			md.refuseOwner(owner, tc.unnamed)
 
 			err := md.sync()

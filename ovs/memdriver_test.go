@@ -138,7 +138,7 @@ func TestFailedBundleIsRetriedToConvergence(t *testing.T) {
 }
 
 // keptNeedlessly counts the committed flows and groups the state still
-// keeps though their owner renders them again (again.go).
+// keeps though their owner renders them again (rerender.go).
 func (md *memDriver) keptNeedlessly() int {
 	defer md.lock()()
 	st, n := md.m.st, 0
@@ -160,7 +160,7 @@ func (md *memDriver) groupsOf(name string) []uint32 {
 	defer md.lock()()
 	for n := range md.m.sps {
 		if n.String() == name {
-			return md.m.st.owners[spOwner(n)].groups
+			return md.m.st.owners[servicePortOwner(n)].groups
 		}
 	}
 	md.t.Fatalf("no service port %s", name)

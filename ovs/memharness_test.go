@@ -197,7 +197,7 @@ func desiredDump(st *state) string {
 		text     string
 	}
 	var flows []line
-	rendered := map[string]rendering{}
+	rendered := map[ownerKey]rendering{}
 	for c := range st.flows {
 		if st.shadowed[c] == 0 {
 			f := st.flowOf(c, rendered)

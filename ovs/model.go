@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
@@ -57,7 +56,7 @@ func newModel(cfg pipeline.Config, overlay bool) *model {
 }
 
 func (m *model) refreshStatic() {
-	m.st.setOwner("static", pipeline.StaticFlows(m.cfg), nil, nil)
+	m.st.setOwner(staticOwner, pipeline.StaticFlows(m.cfg), nil, nil)
 }
 
 // setNode takes the node's IPs (unless configured) and pod CIDRs. What
@@ -116,20 +115,18 @@ func (m *model) setPorts(bp bridgePorts) {
 	}
 }
 
-func podOwner(port uint32) string { return fmt.Sprintf("pod/%d", port) }
-
 func equalMAC(a, b net.HardwareAddr) bool { return a.String() == b.String() }
 
 // setPeer routes another node's pod CIDRs (through the tunnel in overlay
 // mode; the host does it in routed mode).
 func (m *model) setPeer(n graph.Node) {
 	m.peers[n.Name] = n
-	m.st.setOwner("peer/"+n.Name, pipeline.PeerFlows(m.cfg, m.tunnelPeer(n)), nil, nil)
+	m.st.setOwner(peerOwner(n.Name), pipeline.PeerFlows(m.cfg, m.tunnelPeer(n)), nil, nil)
 }
 
 func (m *model) removePeer(name string) {
 	delete(m.peers, name)
-	m.st.removeOwner("peer/" + name)
+	m.st.removeOwner(peerOwner(name))
 }
 
 // tunnelPeer is a peer as the tunnel sees it: its address of the family
@@ -148,35 +145,21 @@ func (m *model) tunnelPeer(n graph.Node) pipeline.Peer {
 	return p
 }
 
-func spOwner(n graph.ServicePortName) string { return "sp/" + n.String() }
-
-// servicePortOfOwner names the service port an owner key is of
-// ("sp/NAMESPACE/NAME:PORT/PROTOCOL").
-func (m *model) servicePortOfOwner(owner string) (graph.ServicePortName, bool) {
-	rest, ok := strings.CutPrefix(owner, "sp/")
-	ns, rest, ok1 := strings.Cut(rest, "/")
-	rest, proto, ok2 := cutLast(rest, "/")
-	name, port, ok3 := strings.Cut(rest, ":")
-	n := graph.ServicePortName{Namespace: ns, Name: name, Port: port, Protocol: graph.Protocol(proto)}
-	if !ok || !ok1 || !ok2 || !ok3 || m.sps[n] == nil {
+// servicePortOfOwner names the service port an owner key is of, if the
+// model has it.
+func (m *model) servicePortOfOwner(owner ownerKey) (graph.ServicePortName, bool) {
+	n, ok := owner.servicePort()
+	if !ok || m.sps[n] == nil {
 		return graph.ServicePortName{}, false
 	}
 	return n, true
-}
-
-// cutLast is strings.Cut at the last sep.
-func cutLast(s, sep string) (before, after string, found bool) {
-	if i := strings.LastIndex(s, sep); i >= 0 {
-		return s[:i], s[i+len(sep):], true
-	}
-	return s, "", false
 }
 
 // setServicePort installs or replaces one service port. It returns the
 // UDP endpoints it no longer reaches (their conntrack entries are flushed
 // after the change is committed).
 func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
-	owner := spOwner(sp.Name)
+	owner := servicePortOwner(sp.Name)
 	old := m.sps[sp.Name]
 	cfg := m.cfg
 	ids := func(slot string) uint32 { return m.st.alloc.id(owner, slot) }
@@ -215,7 +198,7 @@ func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 
 // removeServicePort drops a service port; it returns its UDP endpoints.
 func (m *model) removeServicePort(n graph.ServicePortName) []graph.Endpoint {
-	owner := spOwner(n)
+	owner := servicePortOwner(n)
 	old := m.sps[n]
 	m.st.removeOwner(owner)
 	m.st.alloc.keepOnly(owner, nil)
@@ -326,7 +309,7 @@ func (m *model) apply(d graph.Delta) []graph.Endpoint {
 // "# flows", then the flows (`add-flows`).
 func (m *model) render(w io.Writer) error {
 	var groups []*of.Group
-	rendered := map[string]rendering{}
+	rendered := map[ownerKey]rendering{}
 	for id := range m.st.groups {
 		if g := m.st.groupOf(id, rendered); g != nil {
 			groups = append(groups, g)
@@ -365,13 +348,11 @@ func (m *model) render(w io.Writer) error {
 	return nil
 }
 
-// servicePortOf is the service port whose flows include cookie (a scan:
-// for reports of rare events only).
+// servicePortOf is the service port that wants the flow with cookie
+// alone (a flow several want is pinned to none).
 func (m *model) servicePortOf(cookie uint64) (graph.ServicePortName, bool) {
-	for n := range m.sps {
-		if o := m.st.owners[spOwner(n)]; o != nil && slices.Contains(o.flows, cookie) {
-			return n, true
-		}
+	if e := m.st.flows[cookie]; e != nil {
+		return m.servicePortOfOwner(e.owner)
 	}
 	return graph.ServicePortName{}, false
 }

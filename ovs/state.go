@@ -12,7 +12,7 @@ import (
 type state struct {
 	flows  map[uint64]*flowEntry // desired, by cookie
 	groups map[uint32]*groupEntry
-	owners map[string]*owned
+	owners map[ownerKey]*owned
 
 	installedFlows  map[uint64]bool
 	installedGroups map[uint32]uint64 // id -> content signature
@@ -27,8 +27,8 @@ type state struct {
 	// goneFlows and goneGroups name the owner that last wanted a flow or
 	// group no one wants any more, until its removal is committed: a
 	// change is held back with the owner it is of (see ownerOf).
-	goneFlows  map[uint64]string
-	goneGroups map[uint32]string
+	goneFlows  map[uint64]ownerKey
+	goneGroups map[uint32]ownerKey
 
 	identities identityIndex
 	shadowed   map[uint64]uint64 // cookie -> the cookie installed in its place
@@ -45,17 +45,17 @@ type state struct {
 
 // collision is a flow left out because a different one has its cookie.
 type collision struct {
-	owner      string // the left-out flow's
+	owner      ownerKey // the left-out flow's
 	lost, kept *of.Flow
 }
 
 // flowEntry is one desired flow. Its flow is kept until it is committed;
 // then, when a single owner wants it and can render what it wants again,
-// only the flow's hashes stay (see again.go). A flow two owners want is
+// only the flow's hashes stay (see rerender.go). A flow two owners want is
 // kept (pinned).
 type flowEntry struct {
 	flow          *of.Flow
-	owner         string // the one owner that wants it; "" when pinned
+	owner         ownerKey // the one owner that wants it; "" when pinned
 	identity, sum uint64
 	refs          int32
 	// ours: this process installed it (its identity is the installed
@@ -67,7 +67,7 @@ type flowEntry struct {
 // it is committed when its owner can render it again.
 type groupEntry struct {
 	group *of.Group
-	owner string
+	owner ownerKey
 	sig   uint64
 	// key is the group's Key when it was set (0: none): the same Key
 	// again is the same buckets, and their IDs need not be worked out.
@@ -86,14 +86,14 @@ func newState() *state {
 	return &state{
 		flows:           map[uint64]*flowEntry{},
 		groups:          map[uint32]*groupEntry{},
-		owners:          map[string]*owned{},
+		owners:          map[ownerKey]*owned{},
 		installedFlows:  map[uint64]bool{},
 		installedGroups: map[uint32]uint64{},
 		departed:        map[uint64]uint64{},
 		touchedFlows:    map[uint64]bool{},
 		touchedGroups:   map[uint32]bool{},
-		goneFlows:       map[uint64]string{},
-		goneGroups:      map[uint32]string{},
+		goneFlows:       map[uint64]ownerKey{},
+		goneGroups:      map[uint32]ownerKey{},
 		identities:      newIdentityIndex(),
 		shadowed:        map[uint64]uint64{},
 		collided:        map[uint64]collision{},
@@ -104,8 +104,8 @@ func newState() *state {
 
 // setOwner replaces everything an owner wants. Groups are the owner's
 // alone; flows may be shared with other owners. again, if not nil,
-// renders the same flows and groups again (see again.go).
-func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group, again func() rendering) {
+// renders the same flows and groups again (see rerender.go).
+func (s *state) setOwner(key ownerKey, flows []*of.Flow, groups []*of.Group, again func() rendering) {
 	old := s.owners[key]
 	next := &owned{again: again}
 	for _, f := range flows {
@@ -157,14 +157,14 @@ func (s *state) setOwner(key string, flows []*of.Flow, groups []*of.Group, again
 }
 
 // removeOwner drops everything an owner wanted.
-func (s *state) removeOwner(key string) {
+func (s *state) removeOwner(key ownerKey) {
 	if old := s.owners[key]; old != nil {
 		s.release(key, old, nil)
 		delete(s.owners, key)
 	}
 }
 
-func (s *state) release(key string, old *owned, keepGroups []uint32) {
+func (s *state) release(key ownerKey, old *owned, keepGroups []uint32) {
 	for _, c := range old.flows {
 		e := s.flows[c]
 		e.refs--
@@ -197,7 +197,7 @@ func (s *state) release(key string, old *owned, keepGroups []uint32) {
 // ownerOf names the owner a flow (by cookie) or group change is of: the
 // one that wants it, or last wanted it; "" for a flow several owners
 // want, and for what a read-back found that no one here ever wanted.
-func (s *state) ownerOf(cookie uint64, group uint32, isGroup bool) string {
+func (s *state) ownerOf(cookie uint64, group uint32, isGroup bool) ownerKey {
 	if isGroup {
 		if e := s.groups[group]; e != nil {
 			return e.owner
@@ -211,7 +211,7 @@ func (s *state) ownerOf(cookie uint64, group uint32, isGroup bool) string {
 }
 
 // all takes every owner (pending and committed for the whole state).
-func all(string) bool { return true }
+func all(ownerKey) bool { return true }
 
 // touchIdentity marks every desired flow of an identity for comparison.
 func (s *state) touchIdentity(id uint64) {
@@ -254,10 +254,10 @@ func groupSignature(ids []uint32) uint64 {
 // for everything touched that is of an owner include takes (ownerOf). A
 // flow whose cookie is installed is identical; a new flow with the match
 // of an old one replaces it, so the old one's delete is left out.
-func (s *state) pending(include func(owner string) bool) *ofconn.Batch {
+func (s *state) pending(include func(owner ownerKey) bool) *ofconn.Batch {
 	b := &ofconn.Batch{}
 	added := map[uint64]bool{}
-	rendered := map[string]rendering{}
+	rendered := map[ownerKey]rendering{}
 	for c := range s.touchedFlows {
 		if !include(s.ownerOf(c, 0, false)) {
 			continue
@@ -312,7 +312,7 @@ func (s *state) pending(include func(owner string) bool) *ofconn.Batch {
 
 // committed records that the batch pending(include) built took effect;
 // what include left out stays touched.
-func (s *state) committed(include func(owner string) bool) {
+func (s *state) committed(include func(owner ownerKey) bool) {
 	for c := range s.touchedFlows {
 		if !include(s.ownerOf(c, 0, false)) {
 			continue
@@ -351,9 +351,9 @@ func (s *state) committed(include func(owner string) bool) {
 	// Maps keep their size once grown (a cold sync touches everything):
 	// empty ones are made anew.
 	if len(s.touchedFlows) == 0 {
-		s.touchedFlows, s.goneFlows = map[uint64]bool{}, map[uint64]string{}
+		s.touchedFlows, s.goneFlows = map[uint64]bool{}, map[uint64]ownerKey{}
 	}
 	if len(s.touchedGroups) == 0 {
-		s.touchedGroups, s.goneGroups = map[uint32]bool{}, map[uint32]string{}
+		s.touchedGroups, s.goneGroups = map[uint32]bool{}, map[uint32]ownerKey{}
 	}
 }

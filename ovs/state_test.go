@@ -25,7 +25,7 @@ func TestFlowsWithOneMatchInstallOneStably(t *testing.T) {
 	if fa.Identity() != fb.Identity() || fa.Cookie() == fb.Cookie() {
 		t.Fatal("the two flows should share their match and differ in actions")
 	}
-	winner, loser, winnerOwner := fa, fb, "sp/a"
+	winner, loser, winnerOwner := fa, fb, ownerKey("sp/a")
 	if fb.Cookie() < fa.Cookie() {
 		winner, loser, winnerOwner = fb, fa, "sp/b"
 	}

@@ -48,7 +48,7 @@ func (u udpFrontends) update(n graph.ServicePortName, old, now *graph.ServicePor
 // setUDPFragments sets the later-fragment flows of the IPs.
 func (m *model) setUDPFragments(ips []netip.Addr) {
 	for _, ip := range ips {
-		owner := "udpfrag/" + ip.String()
+		owner := fragmentsOwner(ip)
 		ports := m.udp[ip]
 		if len(ports) != 1 {
 			m.st.removeOwner(owner)

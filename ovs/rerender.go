@@ -24,14 +24,14 @@ type rendering struct {
 }
 
 // rendersAgain reports whether owner can render what it wants again.
-func (s *state) rendersAgain(owner string) bool {
+func (s *state) rendersAgain(owner ownerKey) bool {
 	o := s.owners[owner]
 	return owner != "" && o != nil && o.again != nil
 }
 
 // renderedBy returns owner's rendering; rendered, if not nil, keeps it
 // for the next calls.
-func (s *state) renderedBy(owner string, rendered map[string]rendering) rendering {
+func (s *state) renderedBy(owner ownerKey, rendered map[ownerKey]rendering) rendering {
 	r, ok := rendered[owner]
 	if !ok {
 		r = s.owners[owner].again()
@@ -44,7 +44,7 @@ func (s *state) renderedBy(owner string, rendered map[string]rendering) renderin
 
 // flowOf returns the desired flow with cookie c (nil if none), rendering
 // its owner again when the entry no longer keeps it.
-func (s *state) flowOf(c uint64, rendered map[string]rendering) *of.Flow {
+func (s *state) flowOf(c uint64, rendered map[ownerKey]rendering) *of.Flow {
 	e := s.flows[c]
 	if e == nil {
 		return nil
@@ -63,7 +63,7 @@ func (s *state) flowOf(c uint64, rendered map[string]rendering) *of.Flow {
 
 // groupOf returns the desired group id (nil if none), rendering its
 // owner again when the entry no longer keeps it.
-func (s *state) groupOf(id uint32, rendered map[string]rendering) *of.Group {
+func (s *state) groupOf(id uint32, rendered map[ownerKey]rendering) *of.Group {
 	e := s.groups[id]
 	if e == nil {
 		return nil
@@ -82,6 +82,6 @@ func (s *state) groupOf(id uint32, rendered map[string]rendering) *of.Group {
 
 // notRenderedAgain is reached only by a renderer that does not render
 // what it was set with (a bug): what it left out is not sent, and said.
-func (s *state) notRenderedAgain(owner, what string) {
+func (s *state) notRenderedAgain(owner ownerKey, what string) {
 	klog.ErrorS(nil, "Not rendered again by its owner: left out of the bridge", "owner", owner, "what", what)
 }
