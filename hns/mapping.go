@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 )
 
-// This file is the one place the graph becomes HNS objects. It is pure:
+// This file and mappingendpoints.go are the one place the graph becomes
+// HNS objects. They are pure:
 // given a service port, the node's view and what HNS supports, it says
 // which load balancers should exist and which endpoints (by IP) they use.
 //
@@ -162,98 +162,139 @@ func (want DesiredLB) LoadBalancer(endpointIDs []string) LoadBalancer {
 // LoadBalancersFor maps one service port, and says what of it HNS cannot
 // do as asked (one sentence each).
 func LoadBalancersFor(sp *graph.ServicePort, s Settings) ([]DesiredLB, []string) {
-	var out []DesiredLB
-	var problems []string
-	report := func(format string, a ...any) {
-		problems = append(problems, fmt.Sprintf(format, a...))
+	b := newLBBuilder(sp, s)
+	for _, fam := range sp.Families().List() {
+		if b.serves(fam) {
+			b.clusterIP(fam)
+			b.nodePort(fam)
+			b.externalIPs(fam)
+			b.ingress(fam)
+		}
 	}
-	proto := map[graph.Protocol]uint32{graph.TCP: 6, graph.UDP: 17, graph.SCTP: 132}[sp.Name.Protocol]
-	dist := DistributionNone
+	return b.out, b.problems
+}
+
+// lbBuilder builds one service port's load balancers, one frontend kind
+// per method, as upstream winkernel does.
+type lbBuilder struct {
+	sp        *graph.ServicePort
+	s         Settings
+	proto     uint32
+	dist      uint32
+	preserve  bool   // PreserveDIP on ingress (the annotation, with DSR)
+	extDSR    uint32 // LBFlagDSR on external frontends of a Local policy
+	clusterFl uint32 // LBFlagDSR on the ClusterIP with --hns-enable-dsr
+	localOnly graph.EndpointList
+	out       []DesiredLB
+	problems  []string
+}
+
+func newLBBuilder(sp *graph.ServicePort, s Settings) *lbBuilder {
+	b := &lbBuilder{sp: sp, s: s, dist: DistributionNone, localOnly: onlyLocal(sp.ExternalEndpoints),
+		proto: map[graph.Protocol]uint32{graph.TCP: 6, graph.UDP: 17, graph.SCTP: 132}[sp.Name.Protocol]}
 	if sp.SessionAffinity.ClientIP {
 		if s.Features.SessionAffinity {
-			dist = DistributionSourceIP
+			b.dist = DistributionSourceIP
 		} else {
-			report("ClientIP session affinity needs HNS session affinity (Windows Server 2022): not applied")
+			b.report("ClientIP session affinity needs HNS session affinity (Windows Server 2022): not applied")
 		}
 	}
-	preserve := sp.Annotations[AnnotationPreserveDestination] == "true" && s.Features.DSR
-	localDSR := sp.ExternalTrafficPolicy == graph.PolicyLocal && s.Features.DSR
-	clusterDSR := s.EnableDSR && s.Features.DSR
+	b.preserve = sp.Annotations[AnnotationPreserveDestination] == "true" && s.Features.DSR
+	if sp.ExternalTrafficPolicy == graph.PolicyLocal && s.Features.DSR {
+		b.extDSR = LBFlagDSR
+	}
+	if s.EnableDSR && s.Features.DSR {
+		b.clusterFl = LBFlagDSR
+	}
 	if s.EnableDSR && !s.Features.DSR {
-		report("--hns-enable-dsr: this HNS does not support DSR: not applied")
+		b.report("--hns-enable-dsr: this HNS does not support DSR: not applied")
 	}
+	return b
+}
 
-	for _, fam := range sp.Families().List() {
-		if s.Overlay && fam != s.primaryFamily() {
-			report("%s frontends not programmed: HNS overlay networks have no dual-stack (upstream winkernel serves the node's primary family only)", fam)
-			continue
-		}
-		if fam == graph.IPv6 && !s.Features.IPv6DualStack {
-			report("IPv6 needs HNS dual-stack support (Windows Server 2022): IPv6 frontends not programmed")
-			continue
-		}
-		lbFlags := uint32(0)
-		if fam == graph.IPv6 {
-			lbFlags |= LBFlagIPv6
-		}
-		srcVIP := s.sourceVIP(sp, fam)
-		add := func(kind Kind, vip netip.Addr, port uint16, flags, portFlags uint32, list graph.EndpointList) {
-			eps := list.OfFamily(fam).Slice() // a load balancer is written whole: its own copy
-			if len(eps) == 0 {
-				return // HNS cannot reject: no load balancer (a capability gap the driver declares)
-			}
-			target, kept, dropped := commonTarget(eps)
-			if dropped > 0 {
-				report("%s: %d endpoint(s) use another target port than %d (an HNS load balancer has one internal port): left out", kind, dropped, target)
-			}
-			vipText := ""
-			if vip.IsValid() {
-				vipText = vip.String()
-			}
-			out = append(out, DesiredLB{
-				Key:  fmt.Sprintf("%s|%s|%s|%d|%d", fam, kind, vipText, proto, port),
-				Kind: kind, Service: sp.Name, VIP: vip, SourceVIP: srcVIP, Protocol: proto, Port: port, Target: target,
-				Flags: lbFlags | flags, PortFlags: portFlags, Dist: dist, Endpoints: kept,
-			})
-		}
+func (b *lbBuilder) report(format string, a ...any) {
+	b.problems = append(b.problems, fmt.Sprintf(format, a...))
+}
 
-		if cip, ok := graph.FirstOfFamily(sp.ClusterIPs, fam); ok {
-			f := uint32(0)
-			if clusterDSR {
-				f = LBFlagDSR
-			}
-			add(KindClusterIP, cip, sp.Port, f, 0, sp.InternalEndpoints)
-		}
-		extDSR := uint32(0)
-		if localDSR {
-			extDSR = LBFlagDSR
-		}
-		external := sp.ExternalEndpoints
-		localOnly := onlyLocal(external)
-		if sp.NodePort != 0 {
-			eps := external
-			if preserve {
-				eps = localOnly
-			}
-			add(KindNodePort, netip.Addr{}, sp.NodePort, extDSR, PortFlagVipExternalIP|PortFlagLocalRoutedVIP, eps)
-		}
-		for _, ip := range sp.ExternalIPs {
-			if graph.FamilyOf(ip) == fam {
-				add(KindExternalIP, ip, sp.Port, extDSR, PortFlagVipExternalIP, external)
-			}
-		}
-		for _, ip := range sp.LoadBalancerIPs {
-			if graph.FamilyOf(ip) != fam {
-				continue
-			}
-			if preserve {
-				add(KindIngress, ip, sp.Port, LBFlagDSR, PortFlagVipExternalIP|PortFlagPreserveDIP|PortFlagUseMux, localOnly)
-			} else {
-				add(KindIngress, ip, sp.Port, extDSR, PortFlagVipExternalIP, external)
-			}
+// serves reports whether fam's frontends can be programmed, saying why
+// not.
+func (b *lbBuilder) serves(fam graph.IPFamily) bool {
+	if b.s.Overlay && fam != b.s.primaryFamily() {
+		b.report("%s frontends not programmed: HNS overlay networks have no dual-stack (upstream winkernel serves the node's primary family only)", fam)
+		return false
+	}
+	if fam == graph.IPv6 && !b.s.Features.IPv6DualStack {
+		b.report("IPv6 needs HNS dual-stack support (Windows Server 2022): IPv6 frontends not programmed")
+		return false
+	}
+	return true
+}
+
+func (b *lbBuilder) clusterIP(fam graph.IPFamily) {
+	if cip, ok := graph.FirstOfFamily(b.sp.ClusterIPs, fam); ok {
+		b.add(fam, KindClusterIP, cip, b.sp.Port, b.clusterFl, 0, b.sp.InternalEndpoints)
+	}
+}
+
+// nodePort: with PreserveDIP only the local endpoints.
+func (b *lbBuilder) nodePort(fam graph.IPFamily) {
+	if b.sp.NodePort == 0 {
+		return
+	}
+	eps := b.sp.ExternalEndpoints
+	if b.preserve {
+		eps = b.localOnly
+	}
+	b.add(fam, KindNodePort, netip.Addr{}, b.sp.NodePort, b.extDSR, PortFlagVipExternalIP|PortFlagLocalRoutedVIP, eps)
+}
+
+func (b *lbBuilder) externalIPs(fam graph.IPFamily) {
+	for _, ip := range b.sp.ExternalIPs {
+		if graph.FamilyOf(ip) == fam {
+			b.add(fam, KindExternalIP, ip, b.sp.Port, b.extDSR, PortFlagVipExternalIP, b.sp.ExternalEndpoints)
 		}
 	}
-	return out, problems
+}
+
+// ingress: the load balancer IPs; with PreserveDIP, DSR to the local
+// endpoints through the mux.
+func (b *lbBuilder) ingress(fam graph.IPFamily) {
+	for _, ip := range b.sp.LoadBalancerIPs {
+		switch {
+		case graph.FamilyOf(ip) != fam:
+		case b.preserve:
+			b.add(fam, KindIngress, ip, b.sp.Port, LBFlagDSR, PortFlagVipExternalIP|PortFlagPreserveDIP|PortFlagUseMux, b.localOnly)
+		default:
+			b.add(fam, KindIngress, ip, b.sp.Port, b.extDSR, PortFlagVipExternalIP, b.sp.ExternalEndpoints)
+		}
+	}
+}
+
+// add wants a load balancer for fam's endpoints of list, unless there are
+// none: HNS cannot reject, so no load balancer (a capability gap the
+// driver declares).
+func (b *lbBuilder) add(fam graph.IPFamily, kind Kind, vip netip.Addr, port uint16, flags, portFlags uint32, list graph.EndpointList) {
+	eps := list.OfFamily(fam).Slice() // a load balancer is written whole: its own copy
+	if len(eps) == 0 {
+		return
+	}
+	target, kept, dropped := commonTarget(eps)
+	if dropped > 0 {
+		b.report("%s: %d endpoint(s) use another target port than %d (an HNS load balancer has one internal port): left out", kind, dropped, target)
+	}
+	vipText := ""
+	if vip.IsValid() {
+		vipText = vip.String()
+	}
+	lbFlags := uint32(0)
+	if fam == graph.IPv6 {
+		lbFlags = LBFlagIPv6
+	}
+	b.out = append(b.out, DesiredLB{
+		Key:  fmt.Sprintf("%s|%s|%s|%d|%d", fam, kind, vipText, b.proto, port),
+		Kind: kind, Service: b.sp.Name, VIP: vip, SourceVIP: b.s.sourceVIP(b.sp, fam), Protocol: b.proto, Port: port, Target: target,
+		Flags: lbFlags | flags, PortFlags: portFlags, Dist: b.dist, Endpoints: kept,
+	})
 }
 
 func onlyLocal(eps graph.EndpointList) graph.EndpointList {
@@ -309,102 +350,4 @@ func (want DesiredLB) Truncated(n int) DesiredLB {
 	graph.SortEndpoints(sorted)
 	want.Endpoints = sorted
 	return want
-}
-
-// RemoteEndpointName names the remote endpoints this driver creates; the
-// prefix is how it recognises its own after a restart.
-func RemoteEndpointName(ip netip.Addr) string {
-	return RemotePrefix + strings.ReplaceAll(ip.String(), ":", "-")
-}
-
-// RemotePrefix starts the name of every remote endpoint the driver owns.
-const RemotePrefix = "switchyard-remote-"
-
-// RemoteEndpoint builds the HNS endpoint for a backend on another node:
-// on overlay networks with a ProviderAddress policy (the node that holds
-// it, from the network's remote subnet routes; this node's IP if none
-// matches, as upstream does), with a MAC conjured from the IP.
-func RemoteEndpoint(n *Network, ip netip.Addr, nodeIP netip.Addr) *Endpoint {
-	ep := &Endpoint{
-		Name:             RemoteEndpointName(ip),
-		IPConfigurations: []IPConfig{{IPAddress: ip.String()}},
-		MacAddress:       conjureMAC(ip),
-		Flags:            EndpointFlagRemote,
-		SchemaVersion:    V2,
-	}
-	if n.IsOverlay() {
-		ep.Policies = append(ep.Policies, providerAddressPolicy(ExpectedProviderAddress(n.RemoteSubnets, ip, nodeIP)))
-	}
-	return ep
-}
-
-// ExpectedProviderAddress is the provider address a remote endpoint for
-// ip should carry: the remote subnet's that holds it, else this node's IP
-// (upstream: "Could not find provider address, assuming it is a public
-// IP").
-func ExpectedProviderAddress(subnets []RemoteSubnet, ip, nodeIP netip.Addr) string {
-	if pa := ProviderAddressFor(subnets, ip); pa != "" {
-		return pa
-	}
-	if nodeIP.IsValid() {
-		return nodeIP.String()
-	}
-	return ""
-}
-
-// VIPEndpointPrefix starts the name of the ClusterIP endpoints the driver
-// creates on overlay networks.
-const VIPEndpointPrefix = "switchyard-vip-"
-
-// VIPEndpoint builds the remote endpoint upstream creates for a ClusterIP
-// on an overlay network: the ClusterIP at this host (its MAC, and this
-// node's IP as provider address).
-func VIPEndpoint(vip netip.Addr, hostMAC string, nodeIP netip.Addr) *Endpoint {
-	return &Endpoint{
-		Name:             VIPEndpointPrefix + strings.ReplaceAll(vip.String(), ":", "-"),
-		IPConfigurations: []IPConfig{{IPAddress: vip.String()}},
-		MacAddress:       hostMAC,
-		Flags:            EndpointFlagRemote,
-		Policies:         []EndpointPolicy{providerAddressPolicy(nodeIP.String())},
-		SchemaVersion:    V2,
-	}
-}
-
-// SourceVIPEndpointName names the source VIP's endpoint when the driver
-// creates it.
-const SourceVIPEndpointName = "switchyard-source-vip"
-
-// SourceVIPEndpoint builds the endpoint upstream creates for the source
-// VIP on an overlay network when none exists: a local endpoint (no remote
-// flag, so no provider address) with the host's MAC.
-func SourceVIPEndpoint(ip netip.Addr, hostMAC string) *Endpoint {
-	return &Endpoint{
-		Name:             SourceVIPEndpointName,
-		IPConfigurations: []IPConfig{{IPAddress: ip.String()}},
-		MacAddress:       hostMAC,
-		SchemaVersion:    V2,
-	}
-}
-
-// ProviderAddressFor is the provider address of the remote subnet that
-// holds ip, or of the node whose address ip is ("" if none: upstream's
-// findRemoteSubnetProviderAddress).
-func ProviderAddressFor(subnets []RemoteSubnet, ip netip.Addr) string {
-	pa := ""
-	for _, r := range subnets {
-		if p, err := netip.ParsePrefix(r.DestinationPrefix); err == nil && p.Contains(ip) {
-			pa = r.ProviderAddress
-		}
-		if r.ProviderAddress == ip.String() {
-			pa = r.ProviderAddress
-		}
-	}
-	return pa
-}
-
-// conjureMAC is upstream's "02-11-" + the address's last four bytes.
-func conjureMAC(ip netip.Addr) string {
-	b := ip.AsSlice()
-	b = b[len(b)-4:]
-	return fmt.Sprintf("02-11-%02x-%02x-%02x-%02x", b[0], b[1], b[2], b[3])
 }
