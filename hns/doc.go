@@ -5,8 +5,8 @@
 //
 // Everything but the hcn calls is plain Go that runs on Linux: the
 // interface over HNS (api.go), the mapping from the graph to HNS objects
-// (mapping.go, mappingendpoints.go), the desired-versus-installed driver (driver.go,
-// reconcile.go) and its ownership record (owned.go). The real HNS client
+// (mapping.go, mappingendpoints.go), the desired-versus-installed driver
+// (driver.go, reconcile.go) and its ownership record (owned.go). The real HNS client
 // lives in client_windows.go; tests use the simulator in hns/hnssim.
 // docs/hns.md describes the mapping and where it differs from upstream.
 package hns
