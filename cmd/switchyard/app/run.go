@@ -8,15 +8,13 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/netip"
-	"runtime/debug"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/switchyard-proxy/switchyard/cmd/switchyard/app/health"
-	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/build"
 	coremetrics "github.com/switchyard-proxy/switchyard/core/metrics"
 	"github.com/switchyard-proxy/switchyard/core/runner"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
@@ -102,106 +100,25 @@ func loopbackAddr(hostPort string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// programmer is what the runner drives: the driver, plus the gap reporter
-// and the health-check node ports that follow what was programmed.
-type programmer struct {
-	driver dataplanes.Driver
-	gaps   *gapReporter
-	hc     *health.Services
-	// freeing: a collection that hands memory back is running.
-	freeing atomic.Bool
-	// held is what the driver held back at its last successful call.
-	held atomic.Pointer[[]dataplanes.DegradedPart]
-}
-
-// A driver's error that is a runner.Partial (dataplanes.Degraded) is a
-// success for everything it does not hold back: the health-check servers
-// follow the graph, and the error goes on to the runner.
-
-func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
-	p.gaps.sync(s)
-	err := p.driver.Sync(ctx, s)
-	p.noteHeld(err)
-	if failed(err) {
-		return err
-	}
-	p.hc.Sync(s)
-	// A full sync leaves what it read back and compared as garbage (the
-	// first one also the start's: the initial lists or the file,
-	// decoded), a third of the live heap for a periodic one
-	// (docs/scale.md, "RSS"). Collected and handed back to the OS now, in the
-	// background (the sync is done), RSS stays near the live heap
-	// instead of growing to twice it before the next collection; it
-	// costs one collection per --sync-period. docs/scale.md has the
-	// numbers.
-	if p.freeing.CompareAndSwap(false, true) {
-		go func() {
-			defer p.freeing.Store(false)
-			debug.FreeOSMemory()
-		}()
-	}
-	return err
-}
-
-func (p *programmer) Apply(ctx context.Context, d graph.Delta) error {
-	p.gaps.apply(d)
-	err := p.driver.Apply(ctx, d)
-	p.noteHeld(err)
-	if failed(err) {
-		return err
-	}
-	p.hc.Apply(d)
-	return err
-}
-
-// failed reports whether a driver's error is a failure of the whole call
-// (not a runner.Partial).
-func failed(err error) bool {
-	var partial runner.Partial
-	return err != nil && !errors.As(err, &partial)
-}
-
 func (o *runOptions) run(ctx context.Context) error {
-	if err := o.validate(); err != nil {
-		return usageError{err}
-	}
-	bo, err := o.src.complete()
+	plan, err := o.plan()
 	if err != nil {
 		return usageError{err}
 	}
-	owner, err := parseUninstall(o.ownerDaemonSet, o.uninstallMarker)
-	if err != nil {
-		return usageError{err}
-	}
-	factory, err := dataplanes.Get(o.dataplane)
-	if err != nil {
-		return usageError{err}
-	}
-	bo.Annotations = dataplanes.AnnotationsOf(factory)
-	o.src.peers = dataplanes.ReadsPeers(factory)
-
-	reg := metrics.NewKubeRegistry()
-	reg.RawMustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := coremetrics.New()
-	m.Register(reg)
-	for _, kind := range []string{"full", "delta"} {
-		m.ApplyErrors.WithLabelValues(o.dataplane, kind) // show the series at 0
-	}
-	m.Degraded.WithLabelValues(o.dataplane).Set(0)
+	reg, m := o.newRegistry()
 	client, err := o.src.client()
 	if err != nil {
 		return err
 	}
-	bo.ProtectedIPs = o.src.apiServerIPs(ctx)
+	plan.build.ProtectedIPs = o.src.apiServerIPs(ctx)
 	ev := newEvents(client, o.dataplane, o.src.nodeName)
 	defer ev.stop()
-	reg.MustRegister(problemsTotal)
 	core := &coremetrics.Observer{Metrics: m, Driver: o.dataplane}
 	obs := &observer{Observer: core, events: ev}
 	src := o.src.newSource(obs, client)
 	// The runner, made after the driver, subscribes to the tracker's
 	// changes; one heard before is taken by its first full sync.
-	tr := tracker.New(tracker.Options{NodeName: o.src.nodeName, Build: bo, Observer: obs, Peers: o.src.peers})
+	tr := tracker.New(tracker.Options{NodeName: o.src.nodeName, Build: plan.build, Observer: obs, Peers: o.src.peers})
 	// The source reads its initial state (the API server's lists, or the
 	// file) while the driver opens the dataplane: in a large cluster
 	// each takes a while.
@@ -210,14 +127,14 @@ func (o *runOptions) run(ctx context.Context) error {
 	started := make(chan error, 1)
 	go func() { started <- src.Start(ctx, tr) }()
 	var rs rounds
-	driver, err := factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request, Metrics: reg})
+	driver, err := plan.factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request, Metrics: reg})
 	if err != nil {
 		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)
 	}
 	defer driver.Close()
 	// Capabilities after New: a driver may learn a gap from its dataplane
 	// (HNS: an overlay network is single-stack).
-	gaps := newGapReporter(o.dataplane, factory.Capabilities())
+	gaps := newGapReporter(o.dataplane, plan.factory.Capabilities())
 	gaps.register(reg)
 
 	proxyHealth := &health.Proxy{Timeout: 2 * o.syncPeriod, StallTimeout: stallTimeout}
@@ -251,13 +168,57 @@ func (o *runOptions) run(ctx context.Context) error {
 		}
 		return err
 	}
-	owner.arm(ctx, client)
+	plan.owner.arm(ctx, client)
 	r.Run(ctx)
-	if owner.cleanupIfUninstalled(driver.Cleanup) {
+	if plan.owner.cleanupIfUninstalled(driver.Cleanup) {
 		return nil
 	}
 	klog.InfoS("Stopping switchyard; the dataplane keeps its state")
 	return nil
+}
+
+// runPlan is what the flags ask for, checked before anything starts.
+type runPlan struct {
+	build   build.Options
+	owner   *uninstall
+	factory dataplanes.Factory
+}
+
+// plan checks the flags and picks the driver; an error is a usage error.
+func (o *runOptions) plan() (*runPlan, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	bo, err := o.src.complete()
+	if err != nil {
+		return nil, err
+	}
+	owner, err := parseUninstall(o.ownerDaemonSet, o.uninstallMarker)
+	if err != nil {
+		return nil, err
+	}
+	factory, err := dataplanes.Get(o.dataplane)
+	if err != nil {
+		return nil, err
+	}
+	bo.Annotations = dataplanes.AnnotationsOf(factory)
+	o.src.peers = dataplanes.ReadsPeers(factory)
+	return &runPlan{build: bo, owner: owner, factory: factory}, nil
+}
+
+// newRegistry makes /metrics' registry: Go and process collectors, the
+// core's metrics (the driver's series shown at 0) and the problems count.
+func (o *runOptions) newRegistry() (metrics.KubeRegistry, *coremetrics.Metrics) {
+	reg := metrics.NewKubeRegistry()
+	reg.RawMustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := coremetrics.New()
+	m.Register(reg)
+	for _, kind := range []string{"full", "delta"} {
+		m.ApplyErrors.WithLabelValues(o.dataplane, kind)
+	}
+	m.Degraded.WithLabelValues(o.dataplane).Set(0)
+	reg.MustRegister(problemsTotal)
+	return reg, m
 }
 
 // metricsMux serves /metrics, /proxyMode, the running graph (/graph: what
