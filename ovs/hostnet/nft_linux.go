@@ -35,6 +35,17 @@ const (
 // configuration and NodePorts call for. nftables applies a transaction
 // whole or not at all, so traffic never sees a half-built table.
 func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort, captures []Capture) {
+	setsAndChainsTx(tx)
+	elementsTx(tx, c, nodePorts)
+	capturesTx(tx, captures)
+	captureRules(tx, c)
+	podPortRules(tx, c)
+	nodePortRules(tx, c)
+	masqueradeRules(tx, c)
+}
+
+// setsAndChainsTx (re)makes the table, its sets and its chains, empty.
+func setsAndChainsTx(tx *knftables.Transaction) {
 	tx.Add(&knftables.Table{Comment: knftables.PtrTo("switchyard: NodePorts into the OVS bridge, masquerade of what leaves the node")})
 	sets := []*knftables.Set{
 		{Name: setNodeIPs4, Type: "ipv4_addr"},
@@ -66,6 +77,10 @@ func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort, capture
 		tx.Flush(ch)
 	}
 
+}
+
+// elementsTx fills the sets of node addresses, NodePorts and pod CIDRs.
+func elementsTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort) {
 	for _, ip := range c.NodeIPs {
 		tx.Add(&knftables.Element{Set: familySet(ip, setNodeIPs4, setNodeIPs6), Key: []string{ip.String()}})
 	}
@@ -79,20 +94,25 @@ func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort, capture
 		tx.Add(&knftables.Element{Set: familySet(p.Addr(), setClusterCIDRs4, setClusterCIDRs6), Key: []string{p.Masked().String()}})
 	}
 
-	capturesTx(tx, captures)
-	captureRules(tx, c)
+}
 
-	// A pod's veth is a port of the bridge: what arrives on its host end is
-	// the bridge's, never the host's. (The kernel datapath takes such
-	// packets from the host's stack; the userspace datapath reads them as a
-	// raw socket and leaves them to it, which would answer or route them.)
-	// Without a prefix the pattern would be "*", every interface: no rule.
+// podPortRules drops what arrives on a pod veth's host end: the veth is a
+// port of the bridge, so what arrives there is the bridge's, never the
+// host's. (The kernel datapath takes such packets from the host's stack;
+// the userspace datapath reads them as a raw socket and leaves them to
+// it, which would answer or route them.) Without a prefix the pattern
+// would be "*", every interface: no rule.
+func podPortRules(tx *knftables.Transaction, c Config) {
 	if c.PodPortPrefix != "" {
 		tx.Add(&knftables.Rule{Chain: chainPodPorts, Rule: knftables.Concat("iifname", quote(c.PodPortPrefix+"*"), "drop")})
 	}
 
-	// NodePorts on the node's addresses, from outside and from the node
-	// itself, go to the NodePort address, which is routed into the bridge.
+}
+
+// nodePortRules send NodePorts on the node's addresses, from outside and
+// from the node itself, to the NodePort address, which is routed into the
+// bridge.
+func nodePortRules(tx *knftables.Transaction, c Config) {
 	for _, ip := range c.NodePortIPs {
 		ipv, set := nfFamily(ip), familySet(ip, setNodeIPs4, setNodeIPs6)
 		tx.Add(&knftables.Rule{Chain: chainNodePorts, Rule: knftables.Concat(
@@ -102,9 +122,12 @@ func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort, capture
 	tx.Add(&knftables.Rule{Chain: chainPrerouting, Rule: "jump " + chainNodePorts})
 	tx.Add(&knftables.Rule{Chain: chainOutput, Rule: "jump " + chainNodePorts})
 
-	// What leaves the node by another interface than the gateway:
-	// connections the bridge masqueraded to the virtual address, and pods
-	// reaching beyond the cluster's pod CIDRs, take the node's address.
+}
+
+// masqueradeRules: what leaves the node by another interface than the
+// gateway (connections the bridge masqueraded to the virtual address, and
+// pods reaching beyond the cluster's pod CIDRs) takes the node's address.
+func masqueradeRules(tx *knftables.Transaction, c Config) {
 	tx.Add(&knftables.Rule{Chain: chainPostrouting, Rule: knftables.Concat("oifname", quote(c.Gateway), "return")})
 	for _, ip := range c.VirtualIPs {
 		tx.Add(&knftables.Rule{Chain: chainPostrouting, Rule: knftables.Concat(nfFamily(ip), "saddr", ip.String(), "masquerade")})
