@@ -192,7 +192,25 @@ func write(w io.Writer, rep report, apiserver string) {
 		"benchmark's runs and, where they differed, each unit's best run: %s. The growth column is what to read.\n\n",
 		runsNeeded, spreadSummary(rep))
 
-	tables := []table{
+	fmt.Fprintln(w, "## Results")
+	fmt.Fprintln(w)
+	for _, t := range resultTables(rs, apiserver) {
+		t.write(w, rs)
+	}
+	writeLarge(w, rs)
+	writeHNSChanges(w, rs)
+	ts := append(mainTargets(rep), largeTargets(rs)...)
+	fmt.Fprint(w, "## Targets\n\n| target | measured | |\n|---|---|---|\n")
+	for _, t := range ts {
+		fmt.Fprintf(w, "| %s | %s | %s |\n", t.what, t.measured, t.verdict)
+	}
+	fmt.Fprintln(w)
+	writeRaw(w, rep)
+}
+
+// resultTables are the tables of results, each a benchmark over sizes.
+func resultTables(rs map[string]result, apiserver string) []table {
+	return []table{
 		{"Core (`core/tracker`)", "Every object handed to a new tracker and the whole graph built; then one endpoint flipping readiness (delta + commit).",
 			func(n int) string { return size("tracker:BenchmarkFullBuild", n) },
 			[]row{{"full build, ms", "ns/op", 1e-6}, {"allocated per build, MiB", "B/op", 1.0 / (1 << 20)}, {"Go heap after the build (objects + graph), MiB", "heap-MiB", 1}, {"benchmark process RSS, MiB", "rss-MiB", 1}}},
@@ -229,23 +247,28 @@ func write(w io.Writer, rep report, apiserver string) {
 			func(n int) string { return fmt.Sprintf("hns:BenchmarkFullSync/windows=26100/services=%d", n) },
 			[]row{{"cold sync, ms", "cold-sync-ms", 1}, {"HNS calls in the cold sync", "cold-hns-calls", 1}, {"resync with nothing changed, ms", "resync-ms", 1}, {"changing HNS calls in that resync", "resync-changing-calls", 1}}},
 	}
-	fmt.Fprintln(w, "## Results")
-	fmt.Fprintln(w)
-	for _, t := range tables {
-		t.write(w, rs)
-	}
-	writeLarge(w, rs)
-	hnsChange := func(build, n int) result { return rs[hnsChangeKey(build, n)] }
+}
+
+// hnsChange is the HNS single-change benchmark of a Windows build and size.
+func hnsChange(rs map[string]result, build, n int) result { return rs[hnsChangeKey(build, n)] }
+
+// writeHNSChanges writes the HNS calls per single-endpoint change.
+func writeHNSChanges(w io.Writer, rs map[string]result) {
 	fmt.Fprint(w, "### HNS calls per single-endpoint change (a remote endpoint of a ClusterIP Service)\n\n| build | 1k: LB update / LB create+delete / endpoint create+delete | 10k: same | driver's own time 1k / 10k, µs (less the simulator's) |\n|---|---|---|---|\n")
 	for _, build := range []int{26100, 20348} {
-		a, b := hnsChange(build, 1000), hnsChange(build, 10000)
+		a, b := hnsChange(rs, build, 1000), hnsChange(rs, build, 10000)
 		fmt.Fprintf(w, "| %d | %s / %s / %s | %s / %s / %s | %s / %s |\n", build,
 			fmtvOr(a, "lb-updates/op"), fmtvOr(a, "lb-create+delete/op"), fmtvOr(a, "ep-create+delete/op"),
 			fmtvOr(b, "lb-updates/op"), fmtvOr(b, "lb-create+delete/op"), fmtvOr(b, "ep-create+delete/op"),
 			fmtvOr(a, "driver-µs/op"), fmtvOr(b, "driver-µs/op"))
 	}
 	fmt.Fprintln(w)
-	// Targets.
+}
+
+// mainTargets are the targets of the tables above (largeTargets has the
+// large Service's).
+func mainTargets(rep report) []target {
+	rs := rep.worst
 	real10k := rs[size("ovs:BenchmarkRealOVS", 10000)]
 	real1k := rs[size("ovs:BenchmarkRealOVS", 1000)]
 	proc10k := rs[size("e2e:BenchmarkSwitchyardProcess", 10000)]
@@ -257,8 +280,8 @@ func write(w io.Writer, rep report, apiserver string) {
 		}
 		return fmtv(r["flows-in-ovs"] / n)
 	}
-	h25a, h25b := hnsChange(26100, 1000), hnsChange(26100, 10000)
-	ts := []target{
+	h25a, h25b := hnsChange(rs, 26100, 1000), hnsChange(rs, 26100, 10000)
+	return []target{
 		{"one endpoint change at 10k reaches OVS < 50 ms p99", fmt.Sprintf("%s ms p99 in OVS (%s ms p99 with the settle)", fmtvOr(real10k, "in-ovs-p99-ms"), fmtvOr(real10k, "apply-p99-ms")),
 			verdict(real10k["in-ovs-p99-ms"] < 50, real10k)},
 		{"flow-mods per change do not grow with the cluster", fmt.Sprintf("%s at 1k, %s at 10k (+ %s / %s group-mods)", fmtvOr(real1k, "flow-mods/change"), fmtvOr(real10k, "flow-mods/change"), fmtvOr(real1k, "group-mods/change"), fmtvOr(real10k, "group-mods/change")),
@@ -287,12 +310,12 @@ func write(w io.Writer, rep report, apiserver string) {
 		{"API write → traffic at 10k, p99 < 1.1 s with the default --min-sync-period 1 s", fmt.Sprintf("p50 %s ms, p99 %s ms", fmtvOr(api10k, "write-to-traffic-default-p50-ms"), fmtvOr(api10k, "write-to-traffic-default-p99-ms")),
 			verdict(api10k["write-to-traffic-default-p99-ms"] < 1100, api10k)},
 	}
-	ts = append(ts, largeTargets(rs)...)
-	fmt.Fprint(w, "## Targets\n\n| target | measured | |\n|---|---|---|\n")
-	for _, t := range ts {
-		fmt.Fprintf(w, "| %s | %s | %s |\n", t.what, t.measured, t.verdict)
-	}
-	fmt.Fprintln(w)
+}
+
+// writeRaw lists every benchmark's figures, and each unit's best run
+// where the runs differed.
+func writeRaw(w io.Writer, rep report) {
+	rs := rep.worst
 	keys := make([]string, 0, len(rs))
 	for k := range rs {
 		keys = append(keys, k)
