@@ -12,7 +12,6 @@ import (
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
-	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
 	"github.com/switchyard-proxy/switchyard/ovs/vswitchd"
 	"golang.org/x/time/rate"
 	"k8s.io/klog/v2"
@@ -169,57 +168,6 @@ func (d *Driver) connect(ctx context.Context) error {
 		return fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, d.opts.Bridge)
 	}
 	return nil
-}
-
-// ensureOwnPorts adds the gateway port and, in overlay mode, the tunnel
-// port (removing a tunnel port left from an overlay run in routed mode).
-func ensureOwnPorts(ctx context.Context, db portDatabase, o Options) error {
-	if err := db.AddPort(ctx, o.Bridge, ovsdb.PortSpec{Name: o.GatewayInterface, Type: "internal",
-		ExternalIDs: map[string]string{KeyRole: "gateway"}}); err != nil {
-		return err
-	}
-	if o.Encap == EncapNone {
-		return db.DeletePort(ctx, o.Bridge, TunnelPortName)
-	}
-	return db.AddPort(ctx, o.Bridge, ovsdb.PortSpec{Name: TunnelPortName, Type: o.Encap,
-		Options: map[string]string{"remote_ip": "flow"}, ExternalIDs: map[string]string{KeyRole: "tunnel"}})
-}
-
-// refreshPorts reads the bridge's ports into the model.
-func (d *Driver) refreshPorts(ctx context.Context) error {
-	ifaces, err := d.db.Interfaces(ctx, d.opts.Bridge)
-	if err != nil {
-		return err
-	}
-	bp := portsFromInterfaces(ifaces, d.opts.GatewayInterface)
-	for _, p := range bp.problems {
-		klog.ErrorS(nil, "Ignoring a port whose external_ids are unusable", "problem", p)
-	}
-	d.mu.Lock()
-	d.ports = bp
-	d.model.setPorts(bp)
-	d.mu.Unlock()
-	return nil
-}
-
-// watchPorts follows OVSDB changes (pods coming and going, the gateway's
-// MAC) into the model and asks the runner for a round, which commits
-// them (Env.RequestRound): the driver commits only in Sync and Apply.
-func (d *Driver) watchPorts() {
-	for {
-		select {
-		case <-d.stop:
-			return
-		case <-d.portsCh:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := d.refreshPorts(ctx); err != nil {
-			klog.ErrorS(err, "Reading the bridge's ports failed")
-		} else {
-			d.env.Request()
-		}
-		cancel()
-	}
 }
 
 // Connected implements ofconn.Handler: after every reconnection (an

@@ -13,8 +13,8 @@ import (
 
 // The in-memory bridge reads the bytes the driver sends, as a switch does:
 // this file decodes flow and group mods (and checks them as OVS 3.1 does,
-// see Bridge), and encodes the flow and group descriptions a dump
-// answers with, which dump.go reads.
+// see Bridge); memdump.go encodes the flow and group descriptions a dump
+// answers with, which ofconn's dump.go reads.
 
 // Wire-format sizes the bridge reads by (OpenFlow 1.5).
 const (
@@ -371,33 +371,4 @@ func readActions(b []byte) (actionsSeen, error) {
 		b = b[n:]
 	}
 	return s, nil
-}
-
-// appendFlowDesc appends a flow as an ofp_flow_desc (OpenFlow 1.5), as a
-// flow dump answers: no timeouts, flags or counters.
-func appendFlowDesc(b []byte, f *memFlow) []byte {
-	start := len(b)
-	b = binary.BigEndian.AppendUint16(b, 0) // length, set below
-	b = append(b, 0, 0, f.key.table, 0)
-	b = binary.BigEndian.AppendUint16(b, f.key.priority)
-	b = append(b, make([]byte, 8)...) // idle, hard timeout, flags, importance
-	b = binary.BigEndian.AppendUint64(b, f.cookie)
-	b = append(b, f.match...)
-	b = append(b, 0, 0, 0, 4, 0, 0, 0, 0) // ofp_stats: no fields
-	b = append(b, f.instructions...)
-	binary.BigEndian.PutUint16(b[start:], uint16(len(b)-start))
-	return b
-}
-
-// appendGroupDesc appends a group as an ofp_group_desc (OpenFlow 1.5).
-func appendGroupDesc(b []byte, g *memGroup) []byte {
-	start := len(b)
-	b = binary.BigEndian.AppendUint16(b, 0) // length, set below
-	b = append(b, g.typ, 0)
-	b = binary.BigEndian.AppendUint32(b, g.id)
-	b = binary.BigEndian.AppendUint16(b, uint16(len(g.buckets)))
-	b = append(b, 0, 0, 0, 0, 0, 0)
-	b = append(append(b, g.buckets...), g.props...)
-	binary.BigEndian.PutUint16(b[start:], uint16(len(b)-start))
-	return b
 }
