@@ -7,6 +7,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 )
 
 // BenchmarkOneEndpointChange measures what one endpoint flipping
@@ -20,9 +21,9 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 		c.Feed(tr)
 		m := testModel(b)
 		full := tr.Next(true)
-		m.sync(full.Snapshot)
-		cold := m.st.pending(all)
-		m.st.committed(all)
+		m.Sync(full.Snapshot)
+		cold := m.State().Pending(engine.All)
+		m.State().Committed(engine.All)
 		tr.Commit(full)
 
 		target := c.Slices[n/2]
@@ -38,11 +39,11 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 			for b.Loop() {
 				tr.UpsertEndpointSlice(versions[i%2])
 				bt := tr.Next(false)
-				m.apply(bt.Delta)
-				batch := m.st.pending(all)
+				m.Apply(bt.Delta)
+				batch := m.State().Pending(engine.All)
 				flowMods += len(batch.FlowAdds) + len(batch.FlowDeletes)
 				groupMods += len(batch.GroupAdds) + len(batch.GroupModifies) + len(batch.GroupDeletes)
-				m.st.committed(all)
+				m.State().Committed(engine.All)
 				tr.Commit(bt)
 				i++
 			}
@@ -69,10 +70,10 @@ func BenchmarkColdModel(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		m := newModel(cfg, true)
-		m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
-		m.sync(full.Snapshot)
-		batch := m.st.pending(all)
+		m := engine.NewModel(cfg, true)
+		m.SetPorts(engine.Ports{GatewayPort: 1, GatewayMAC: cfg.RouterMAC, TunnelPort: 2})
+		m.Sync(full.Snapshot)
+		batch := m.State().Pending(engine.All)
 		n := 0
 		var buf []byte
 		for _, g := range batch.GroupAdds {
@@ -105,9 +106,9 @@ func BenchmarkLargeServiceChange(b *testing.B) {
 		slices := withLarge(tr, eps, false)
 		m := testModel(b)
 		full := tr.Next(true)
-		m.sync(full.Snapshot)
-		m.st.pending(all)
-		m.st.committed(all)
+		m.Sync(full.Snapshot)
+		m.State().Pending(engine.All)
+		m.State().Committed(engine.All)
 		tr.Commit(full)
 		flipped := slices[len(slices)/2].DeepCopy()
 		notReady := false
@@ -128,9 +129,9 @@ func BenchmarkLargeServiceChange(b *testing.B) {
 					} else {
 						b.StopTimer()
 					}
-					m.apply(bt.Delta)
-					m.st.pending(all)
-					m.st.committed(all)
+					m.Apply(bt.Delta)
+					m.State().Pending(engine.All)
+					m.State().Committed(engine.All)
 					if part == "core" {
 						b.StartTimer()
 					}

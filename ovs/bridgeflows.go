@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 	"github.com/switchyard-proxy/switchyard/ovs/vswitchd"
@@ -31,7 +32,7 @@ import (
 // deleted), or at the next full sync.
 type bridgeFlows struct {
 	conn *ofconn.Conn
-	st   *state
+	st   *engine.State
 	// follow has the datapath follow each commit; nil when there is no
 	// datapath (an in-memory bridge).
 	follow *vswitchd.Follower
@@ -46,17 +47,17 @@ type bridgeFlows struct {
 	metrics *driverMetrics
 }
 
-func newBridgeFlows(conn *ofconn.Conn, st *state, follow *vswitchd.Follower) *bridgeFlows {
+func newBridgeFlows(conn *ofconn.Conn, st *engine.State, follow *vswitchd.Follower) *bridgeFlows {
 	return &bridgeFlows{conn: conn, st: st, follow: follow, holds: dataplanes.NewHolds(), metrics: newDriverMetrics()}
 }
 
 // dump reads the flows carrying the driver's cookie tag and every group.
 func (b *bridgeFlows) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInfo, error) {
-	flows, err := b.conn.DumpFlows(ctx, of.CookieTag, of.CookieTagMask, len(b.st.installedFlows))
+	flows, err := b.conn.DumpFlows(ctx, of.CookieTag, of.CookieTagMask, b.st.InstalledFlows())
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading installed flows: %w", err)
 	}
-	groups, err := b.conn.DumpGroups(ctx, len(b.st.installedGroups))
+	groups, err := b.conn.DumpGroups(ctx, b.st.InstalledGroups())
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading installed groups: %w", err)
 	}
@@ -69,7 +70,7 @@ func (b *bridgeFlows) readBack(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	flowDrift, groupDrift := b.st.adopt(flows, groups)
+	flowDrift, groupDrift := b.st.Adopt(flows, groups)
 	if b.known {
 		b.metrics.drift.WithLabelValues("flow").Add(float64(flowDrift))
 		b.metrics.drift.WithLabelValues("group").Add(float64(groupDrift))
@@ -105,7 +106,7 @@ func (b *bridgeFlows) round(ctx context.Context, all bool) error {
 			return err
 		}
 	}
-	err := b.commitIsolating(ctx, func(o ownerKey) bool { return include(string(o)) })
+	err := b.commitIsolating(ctx, func(o engine.OwnerKey) bool { return include(string(o)) })
 	if err == nil {
 		b.holds.EndRound(retrying, now)
 	}
@@ -117,12 +118,12 @@ func (b *bridgeFlows) round(ctx context.Context, all bool) error {
 // whose messages it names are held back and the rest is sent again; when
 // it names none, the owners are split in halves, each committed on its
 // own, so the refused ones end up alone and held.
-func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(ownerKey) bool) error {
+func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(engine.OwnerKey) bool) error {
 	for {
-		batch := b.st.pending(include)
+		batch := b.st.Pending(include)
 		err := b.send(ctx, batch)
 		if err == nil {
-			b.st.committed(include)
+			b.st.Committed(include)
 			b.metrics.installed(b.st)
 			return nil
 		}
@@ -134,14 +135,14 @@ func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(ownerKey
 		if len(named) == 0 {
 			named = b.ownersAt(batch, allMessages(batch))
 			if len(named) > 1 {
-				half := map[ownerKey]bool{}
+				half := map[engine.OwnerKey]bool{}
 				for _, o := range named[:len(named)/2] {
 					half[o] = true
 				}
-				if err := b.commitIsolating(ctx, func(o ownerKey) bool { return include(o) && half[o] }); err != nil {
+				if err := b.commitIsolating(ctx, func(o engine.OwnerKey) bool { return include(o) && half[o] }); err != nil {
 					return err
 				}
-				return b.commitIsolating(ctx, func(o ownerKey) bool { return include(o) && !half[o] })
+				return b.commitIsolating(ctx, func(o engine.OwnerKey) bool { return include(o) && !half[o] })
 			}
 		}
 		for _, o := range named {
@@ -152,9 +153,9 @@ func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(ownerKey
 
 // refusalOf is what the switch said about owner's messages: the first
 // example that is one of them, or the whole refusal (bounded).
-func (b *bridgeFlows) refusalOf(owner ownerKey, batch *ofconn.Batch, r *ofconn.RefusedError) string {
+func (b *bridgeFlows) refusalOf(owner engine.OwnerKey, batch *ofconn.Batch, r *ofconn.RefusedError) string {
 	for k, ex := range r.Examples {
-		if k < len(r.Indexes) && b.st.ownerOf(batch.Target(r.Indexes[k])) == owner {
+		if k < len(r.Indexes) && b.st.OwnerOf(batch.Target(r.Indexes[k])) == owner {
 			return ex
 		}
 	}
@@ -194,10 +195,10 @@ func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch) error {
 }
 
 // ownersAt lists, sorted, the owners of the batch's messages at indexes.
-func (b *bridgeFlows) ownersAt(batch *ofconn.Batch, indexes []int) []ownerKey {
-	set := map[ownerKey]bool{}
+func (b *bridgeFlows) ownersAt(batch *ofconn.Batch, indexes []int) []engine.OwnerKey {
+	set := map[engine.OwnerKey]bool{}
 	for _, i := range indexes {
-		set[b.st.ownerOf(batch.Target(i))] = true
+		set[b.st.OwnerOf(batch.Target(i))] = true
 	}
 	return slices.Sorted(maps.Keys(set))
 }

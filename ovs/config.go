@@ -21,6 +21,9 @@ const (
 	EncapNone   = "none" // routed: the host, or the network, carries pod CIDRs
 )
 
+// KeyRole marks the ports the driver creates: "gateway", "tunnel".
+const KeyRole = "switchyard.io/role"
+
 // TunnelPortName is the overlay's tunnel port on the bridge.
 const TunnelPortName = "sy-tun0"
 

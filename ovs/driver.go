@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
@@ -18,7 +19,7 @@ import (
 )
 
 // Driver programs one OVS bridge and the host's side of it. It keeps what
-// it wants next to what it installed (state, hostModel), and sends the
+// it wants next to what it installed (engine.State, engine.HostModel), and sends the
 // difference: one atomic OpenFlow bundle per change, then the host's
 // routes and nftables. It never touches a flow without its cookie tag, a
 // group outside its ID range, or a route or table of the host it does not
@@ -40,8 +41,8 @@ type Driver struct {
 	started   bool // watchPorts runs
 
 	mu       sync.Mutex
-	model    *model
-	ports    bridgePorts
+	model    *engine.Model
+	ports    engine.Ports
 	adopted  bool           // the first Sync has adopted what was installed
 	seenConn int            // the connection the installed view was last read on
 	hostOK   bool           // the host holds the model's host side
@@ -97,7 +98,7 @@ func openDriver(ctx context.Context, o Options, env dataplanes.Env, open func(co
 		portsCh:  make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		watched:  make(chan struct{}),
-		model:    newModel(cfg, o.Encap != EncapNone),
+		model:    engine.NewModel(cfg, o.Encap != EncapNone),
 		said:     map[string]bool{},
 		problems: dataplanes.NewProblemReporter(env),
 		ctl:      ctl,
@@ -131,7 +132,7 @@ func (d *Driver) start(ctx context.Context) error {
 		if err := d.refreshPorts(ctx); err != nil {
 			return err
 		}
-		if d.ports.gatewayPort != 0 && d.ports.gatewayMAC != nil {
+		if d.ports.GatewayPort != 0 && d.ports.GatewayMAC != nil {
 			break
 		}
 		select {
@@ -162,7 +163,7 @@ func (d *Driver) connect(ctx context.Context) error {
 	if d.dp.datapath {
 		follow = d.follow
 	}
-	d.flows = newBridgeFlows(d.conn, d.model.st, follow)
+	d.flows = newBridgeFlows(d.conn, d.model.State(), follow)
 	d.flows.metrics.register(d.env.Metrics, d.conn)
 	if err := d.conn.WaitReady(ctx); err != nil {
 		return fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, d.opts.Bridge)
@@ -219,7 +220,7 @@ func (d *Driver) commitFlowsLocked(ctx context.Context) error { return d.flows.c
 func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	stale := d.model.sync(s)
+	stale := d.model.Sync(s)
 	d.hostOK = false // a full sync reads the host back too
 	hostDone := make(chan error, 1)
 	go func() { hostDone <- d.syncHostLocked(ctx) }()
@@ -252,7 +253,7 @@ func (d *Driver) syncFlowsLocked(ctx context.Context) error {
 func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	stale := d.model.apply(delta)
+	stale := d.model.Apply(delta)
 	if err := d.commitLocked(ctx); err != nil {
 		return err
 	}
@@ -304,7 +305,7 @@ func (d *Driver) foreignState(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	for _, g := range groups {
-		if !d.model.st.alloc.owns(g.ID) {
+		if !d.model.State().OwnsGroup(g.ID) {
 			return true, nil
 		}
 	}
@@ -318,7 +319,7 @@ func (d *Driver) deleteFlowsAndGroups(ctx context.Context) error {
 	}
 	b := &ofconn.Batch{FlowDeletes: []ofconn.CookieMatch{{Cookie: of.CookieTag, Mask: of.CookieTagMask}}}
 	for _, g := range groups {
-		if d.model.st.alloc.owns(g.ID) {
+		if d.model.State().OwnsGroup(g.ID) {
 			b.GroupDeletes = append(b.GroupDeletes, g.ID)
 		}
 	}

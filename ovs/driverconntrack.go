@@ -18,7 +18,7 @@ import (
 // the first failure of a round puts the rest off too, so an unreachable
 // ovs-vswitchd costs one timeout per round, not one per endpoint.
 func (d *Driver) flushUDP(ctx context.Context, eps []graph.Endpoint) {
-	err := d.flushes.Run(eps, d.model.servesUDP, func(e graph.Endpoint) error {
+	err := d.flushes.Run(eps, d.model.ServesUDP, func(e graph.Endpoint) error {
 		deadline := time.Now().Add(5 * time.Second)
 		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 			deadline = dl

@@ -2,6 +2,7 @@ package ovs
 
 import (
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"k8s.io/klog/v2"
 )
 
@@ -43,16 +44,16 @@ func (d *Driver) degradedLocked() error {
 
 // partOf names a held owner as a degraded part.
 func (d *Driver) partOf(held, why string) dataplanes.DegradedPart {
-	owner := ownerKey(held)
+	owner := engine.OwnerKey(held)
 	p := dataplanes.DegradedPart{Reason: reasonRefused, Message: dataplanes.Bounded(why, dataplanes.MaxMessage)}
-	if n, ok := d.model.servicePortOfOwner(owner); ok {
+	if n, ok := d.model.ServicePortOfOwner(owner); ok {
 		p.ServicePort = n
 		return p
 	}
 	switch owner {
-	case noOwner:
+	case engine.NoOwner:
 		p.Part = "flows several service ports share, or an earlier run left"
-	case staticOwner:
+	case engine.StaticOwner:
 		p.Part = "the static pipeline"
 	default:
 		p.Part = held // pod/PORT, peer/NODE, a service port since removed
@@ -63,5 +64,5 @@ func (d *Driver) partOf(held, why string) dataplanes.DegradedPart {
 // podHeld reports whether a pod's port is held back: switchyard-cni then
 // goes on waiting for it.
 func (d *Driver) podHeld(port uint32) bool {
-	return d.flows != nil && d.flows.holds.IsHeld(string(podOwner(port)))
+	return d.flows != nil && d.flows.holds.IsHeld(string(engine.PodOwner(port)))
 }

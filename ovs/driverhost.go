@@ -17,18 +17,20 @@ import (
 // switchyard-cni follow (not on every Service change).
 func (d *Driver) syncHostLocked(ctx context.Context) error {
 	m := d.model
-	cfg := m.hostConfig(d.opts.GatewayInterface)
-	keep := m.routesFrontend
+	cfg := m.HostConfig(d.opts.GatewayInterface)
+	keep := m.RoutesFrontend
 	if len(cfg.Addresses) == 0 {
-		d.sayOnce("no-pod-cidr", "The node has no pod CIDR yet (spec.podCIDRs is empty): pods cannot get addresses until it has one", "node", m.node.Name)
+		d.sayOnce("no-pod-cidr", "The node has no pod CIDR yet (spec.podCIDRs is empty): pods cannot get addresses until it has one", "node", m.Node().Name)
 	}
 	var err error
 	full := !d.hostOK || !cfg.Equal(d.hostCfg)
 	if !d.hostOK {
-		err = d.host.Sync(ctx, cfg, m.host.frontendList(keep), m.host.captureList(keep), m.host.nodePortList())
+		err = d.host.Sync(ctx, cfg, m.Host().FrontendList(keep), m.Host().CaptureList(keep), m.Host().NodePortList())
 	} else {
-		changes, captures, nodePorts := m.host.pending(keep)
-		all := func() ([]netip.Addr, []hostnet.Capture) { return m.host.frontendList(keep), m.host.captureList(keep) }
+		changes, captures, nodePorts := m.Host().Pending(keep)
+		all := func() ([]netip.Addr, []hostnet.Capture) {
+			return m.Host().FrontendList(keep), m.Host().CaptureList(keep)
+		}
 		err = d.host.Update(ctx, cfg, changes, all, captures, nodePorts)
 	}
 	if err != nil {
@@ -36,7 +38,7 @@ func (d *Driver) syncHostLocked(ctx context.Context) error {
 		return fmt.Errorf("the host's network: %w", err)
 	}
 	d.hostOK, d.hostCfg = true, cfg
-	m.host.committed()
+	m.Host().Committed()
 	for _, r := range d.host.Unroutable() {
 		d.sayOnce("unroutable/"+r.Dst.String(), "A peer's pod CIDR cannot be routed to its node (not in this node's subnet): the network must route it (or use an overlay, --ovs-encap)",
 			"podCIDR", r.Dst, "node", r.Via)
@@ -53,7 +55,7 @@ func (d *Driver) syncHostLocked(ctx context.Context) error {
 		}
 		d.mtu = mtu
 	}
-	n := podport.NodeNetwork{Node: m.node.Name, PodCIDRs: m.cfg.PodCIDRs, Gateways: m.cfg.GatewayIPs(), MTU: mtu,
+	n := podport.NodeNetwork{Node: m.Node().Name, PodCIDRs: m.Config().PodCIDRs, Gateways: m.Config().GatewayIPs(), MTU: mtu,
 		TxChecksumOffload: d.opts.DatapathType != "netdev"}
 	if err := podport.WriteNodeNetwork(d.opts.NodeFile, n); err != nil {
 		d.hostOK = false
@@ -70,7 +72,7 @@ func (d *Driver) mtuLocked() int {
 		return d.opts.MTU
 	}
 	base, underlay6 := 1500, false
-	if ips := d.model.cfg.NodeIPs; len(ips) > 0 {
+	if ips := d.model.Config().NodeIPs; len(ips) > 0 {
 		underlay6 = ips[0].Is6()
 		if mtu, ok := d.host.LinkMTU(ips[0]); ok {
 			base = mtu
@@ -82,13 +84,13 @@ func (d *Driver) mtuLocked() int {
 // markProgrammedLocked tells switchyard-cni, through each pod port's
 // switchyard.io/programmed, that the port's flows are installed.
 func (d *Driver) markProgrammedLocked(ctx context.Context) {
-	for _, p := range d.ports.pods {
+	for _, p := range d.ports.Pods {
 		want := fmt.Sprint(p.Port)
-		if p.programmed == want || d.podHeld(p.Port) {
+		if p.Programmed == want || d.podHeld(p.Port) {
 			continue
 		}
-		if err := d.db.SetInterfaceExternalIDs(ctx, p.iface, map[string]string{podport.KeyProgrammed: want}); err != nil {
-			klog.ErrorS(err, "Could not mark a pod's port as programmed", "port", p.iface)
+		if err := d.db.SetInterfaceExternalIDs(ctx, p.Iface, map[string]string{podport.KeyProgrammed: want}); err != nil {
+			klog.ErrorS(err, "Could not mark a pod's port as programmed", "port", p.Iface)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/ovsdb"
 	"k8s.io/klog/v2"
 )
@@ -28,13 +29,13 @@ func (d *Driver) refreshPorts(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bp := portsFromInterfaces(ifaces, d.opts.GatewayInterface)
-	for _, p := range bp.problems {
+	bp := engine.PortsFromInterfaces(ifaces, d.opts.GatewayInterface, TunnelPortName)
+	for _, p := range bp.Problems {
 		klog.ErrorS(nil, "Ignoring a port whose external_ids are unusable", "problem", p)
 	}
 	d.mu.Lock()
 	d.ports = bp
-	d.model.setPorts(bp)
+	d.model.SetPorts(bp)
 	d.mu.Unlock()
 	return nil
 }
@@ -58,4 +59,3 @@ func (d *Driver) watchPorts() {
 		cancel()
 	}
 }
-

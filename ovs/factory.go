@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
 )
 
@@ -52,16 +53,16 @@ func (f *Factory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error 
 	if err != nil {
 		return err
 	}
-	m := newModel(cfg, f.Options.Encap != EncapNone)
+	m := engine.NewModel(cfg, f.Options.Encap != EncapNone)
 	// Port numbers are known only on the bridge: render as if the gateway
 	// were port 1 (and the tunnel port 2).
-	bp := bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC}
+	bp := engine.Ports{GatewayPort: 1, GatewayMAC: cfg.RouterMAC}
 	if f.Options.Encap != EncapNone {
-		bp.tunnelPort = 2
+		bp.TunnelPort = 2
 	}
-	m.setPorts(bp)
-	m.sync(s)
-	return m.render(w)
+	m.SetPorts(bp)
+	m.Sync(s)
+	return m.Render(w)
 }
 
 // Install implements dataplanes.Installer: switchyard-cni and its network

@@ -8,6 +8,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
@@ -27,8 +28,8 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 		setEndpoints(md.tr, "web")
 		b := md.tr.Next(false)
 		defer md.lock()()
-		md.m.apply(b.Delta)
-		return md.m.st.pending(all)
+		md.m.Apply(b.Delta)
+		return md.m.State().Pending(engine.All)
 	}
 	b := batchOf(md)
 	if len(b.FlowAdds) != 1 || len(b.FlowDeletes) != 0 || len(b.GroupDeletes) != 1 {
@@ -38,7 +39,7 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	unlock := md.lock()
-	md.m.st.committed(all)
+	md.m.State().Committed(engine.All)
 	unlock()
 	md.converged()
 	if got := mods(before, br.Counts()); got != (ofconntest.Counts{Bundles: 1, FlowMods: 1, GroupMods: 1}) {
@@ -53,8 +54,8 @@ func TestReplacedFlowNeedsNoDelete(t *testing.T) {
 	newMemDriver(t, br2, memCluster()).mustSync()
 	var old *of.Flow
 	unlock = md.lock()
-	for c := range md.m.st.flows {
-		if f := md.m.st.flowOf(c, nil); strings.Contains(f.Text(), "nw_dst=10.96.0.10,") && f.Table == 6 {
+	for _, c := range md.m.State().DesiredFlows() {
+		if f := md.m.State().FlowOf(c, nil); strings.Contains(f.Text(), "nw_dst=10.96.0.10,") && f.Table == 6 {
 			old = &of.Flow{Table: f.Table, Priority: f.Priority, Match: f.Match, Goto: -1, Actions: []of.Action{of.Output(9)}}
 		}
 	}
@@ -84,11 +85,11 @@ func TestShadowedFrontendIsInstalledWhenTheOtherGoes(t *testing.T) {
 	md.mustSync()
 	md.converged()
 	unlock := md.lock()
-	shadowed := md.m.st.Shadowed()
+	shadowed := md.m.State().Shadowed()
 	var loser, winner graph.ServicePortName
 	for c, w := range shadowed {
-		loser, _ = md.m.servicePortOf(c)
-		winner, _ = md.m.servicePortOf(w)
+		loser, _ = md.m.ServicePortOf(c)
+		winner, _ = md.m.ServicePortOf(w)
 	}
 	unlock()
 	if len(shadowed) != 1 {
@@ -106,8 +107,8 @@ func TestShadowedFrontendIsInstalledWhenTheOtherGoes(t *testing.T) {
 	md.mustApply()
 	md.converged()
 	defer md.lock()()
-	if len(md.m.st.Shadowed()) != 0 {
-		t.Fatalf("still shadowed: %v", md.m.st.Shadowed())
+	if len(md.m.State().Shadowed()) != 0 {
+		t.Fatalf("still shadowed: %v", md.m.State().Shadowed())
 	}
 }
 
@@ -120,8 +121,8 @@ func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 	probe.mustSync()
 	frontend := func(ip string) uint64 {
 		defer probe.lock()()
-		for c := range probe.m.st.flows {
-			if f := probe.m.st.flowOf(c, nil); strings.Contains(f.Text(), "nw_dst="+ip+",") && f.Table == 6 {
+		for _, c := range probe.m.State().DesiredFlows() {
+			if f := probe.m.State().FlowOf(c, nil); strings.Contains(f.Text(), "nw_dst="+ip+",") && f.Table == 6 {
 				return c
 			}
 		}
@@ -134,13 +135,12 @@ func TestCookieCollisionIsReportedAndStable(t *testing.T) {
 
 	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
 	unlock := md.lock()
-	md.m.st.cookieOf = func(f *of.Flow) uint64 {
+	md.m.ForceCookies(func(f *of.Flow) uint64 {
 		if c := f.Cookie(); c != lost {
 			return c
 		}
 		return kept
-	}
-	md.m.refreshAll() // the static flows again, with the forced cookies
+	})
 	unlock()
 	md.mustSync()
 	md.converged()

@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/source/file"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	discovery "k8s.io/api/discovery/v1"
 	"k8s.io/component-base/metrics/testutil"
 )
@@ -43,15 +44,15 @@ func exampleSnapshot(t *testing.T) graph.Snapshot {
 
 // testModel is a model over the test options' pipeline, with the
 // gateway on port 1 and the tunnel on port 2 (as render shows them).
-func testModel(tb testing.TB) *model {
+func testModel(tb testing.TB) *engine.Model {
 	tb.Helper()
 	opts := testOptions()
 	cfg, err := opts.pipelineConfig()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m := newModel(cfg, true)
-	m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
+	m := engine.NewModel(cfg, true)
+	m.SetPorts(engine.Ports{GatewayPort: 1, GatewayMAC: cfg.RouterMAC, TunnelPort: 2})
 	return m
 }
 

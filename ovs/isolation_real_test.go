@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 )
 
@@ -30,7 +30,7 @@ func TestRefusedServiceIsHeldWhilePodsAndOthersGoOn(t *testing.T) {
 	w.sync()
 	web := graph.ServicePortName{Namespace: "ns", Name: "web", Port: "http", Protocol: graph.TCP}
 	w.d.mu.Lock() // the driver's port watch writes the model under it
-	groups := slices.Clone(w.d.model.st.owners[servicePortOwner(web)].groups)
+	_, groups := w.d.model.State().Owned(engine.ServicePortOwner(web))
 	w.d.mu.Unlock()
 	for _, id := range groups {
 		w.o.Ofctl("del-groups", bridge, fmt.Sprintf("group_id=%d", id))

@@ -10,22 +10,23 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
 )
 
 // refuseOwner makes the bridge refuse every message about what owner
 // wants now (its flows by cookie, its groups by ID), naming them or not.
-func (md *memDriver) refuseOwner(owner ownerKey, unnamed bool) {
+func (md *memDriver) refuseOwner(owner engine.OwnerKey, unnamed bool) {
 	defer md.lock()()
-	o := md.m.st.owners[owner]
-	if o == nil {
+	ownCookies, ownGroups := md.m.State().Owned(owner)
+	if len(ownCookies)+len(ownGroups) == 0 {
 		md.t.Fatalf("no owner %q", owner)
 	}
 	cookies, groups := map[uint64]bool{}, map[uint32]bool{}
-	for _, c := range o.flows {
+	for _, c := range ownCookies {
 		cookies[c] = true
 	}
-	for _, g := range o.groups {
+	for _, g := range ownGroups {
 		groups[g] = true
 	}
 	md.br.RefuseWhile(&ofconntest.Refusal{Unnamed: unnamed, Picks: func(cookie uint64, group uint32, isGroup bool) bool {
@@ -35,19 +36,20 @@ func (md *memDriver) refuseOwner(owner ownerKey, unnamed bool) {
 
 // convergedBut fails the test unless the bridge holds what the driver
 // wants, but for owner's flows and groups, which it holds none of.
-func (md *memDriver) convergedBut(owner ownerKey) {
+func (md *memDriver) convergedBut(owner engine.OwnerKey) {
 	md.t.Helper()
 	defer md.lock()()
 	held := map[string]bool{}
-	rendered := map[ownerKey]rendering{}
-	for _, c := range md.m.st.owners[owner].flows {
-		held[ofconntest.FlowDumpText(md.m.st.flowOf(c, rendered))] = true
+	rendered := map[engine.OwnerKey]engine.Rendering{}
+	ownCookies, ownGroups := md.m.State().Owned(owner)
+	for _, c := range ownCookies {
+		held[ofconntest.FlowDumpText(md.m.State().FlowOf(c, rendered))] = true
 	}
-	for _, id := range md.m.st.owners[owner].groups {
-		held[ofconntest.GroupDumpText(md.m.st.groupOf(id, rendered))] = true
+	for _, id := range ownGroups {
+		held[ofconntest.GroupDumpText(md.m.State().GroupOf(id, rendered))] = true
 	}
 	var want []string
-	for _, l := range strings.SplitAfter(desiredDump(md.m.st), "\n") {
+	for _, l := range strings.SplitAfter(desiredDump(md.m.State()), "\n") {
 		if !held[strings.TrimSuffix(l, "\n")] {
 			want = append(want, l)
 		}
@@ -82,9 +84,9 @@ func TestOneRefusedServicePortStaysHeldAlone(t *testing.T) {
 				}
 			}
 			unlock := md.lock()
-			md.m.sync(md.tr.Snapshot()) // what the owner wants, to refuse it
+			md.m.Sync(md.tr.Snapshot()) // what the owner wants, to refuse it
 			unlock()
-			owner := servicePortOwner(name)
+			owner := engine.ServicePortOwner(name)
 			md.refuseOwner(owner, tc.unnamed)
 
 			err := md.sync()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
@@ -138,30 +139,18 @@ func TestFailedBundleIsRetriedToConvergence(t *testing.T) {
 // keeps though their owner renders them again (rerender.go).
 func (md *memDriver) keptNeedlessly() int {
 	defer md.lock()()
-	st, n := md.m.st, 0
-	for _, e := range st.flows {
-		if e.flow != nil && st.rendersAgain(e.owner) {
-			n++
-		}
-	}
-	for _, e := range st.groups {
-		if e.group != nil && st.rendersAgain(e.owner) {
-			n++
-		}
-	}
-	return n
+	_, _, needless := md.m.State().Retained()
+	return needless
 }
 
 // groupsOf lists a service port's groups.
 func (md *memDriver) groupsOf(name string) []uint32 {
 	defer md.lock()()
-	for n := range md.m.sps {
-		if n.String() == name {
-			return md.m.st.owners[servicePortOwner(n)].groups
-		}
+	_, groups := md.m.State().Owned(engine.OwnerKey("sp/" + name)) // ServicePortOwner's form
+	if len(groups) == 0 {
+		md.t.Fatalf("no groups of service port %s", name)
 	}
-	md.t.Fatalf("no service port %s", name)
-	return nil
+	return groups
 }
 
 // A refused message holds back the service port it is of, named with
@@ -204,16 +193,10 @@ func TestWipedBridgeIsRepairedFromWhatIsRenderedAgain(t *testing.T) {
 	md.mustApply()
 
 	unlock := md.lock()
-	released := 0
-	for _, e := range md.m.st.flows {
-		if e.flow == nil {
-			released++
-		}
-	}
-	wipe := &ofconn.Batch{FlowDeletes: []ofconn.CookieMatch{{Cookie: of.CookieTag, Mask: of.CookieTagMask}}}
-	for id := range md.m.st.groups {
-		wipe.GroupDeletes = append(wipe.GroupDeletes, id)
-	}
+	retained, _, _ := md.m.State().Retained()
+	released := len(md.m.State().DesiredFlows()) - retained
+	wipe := &ofconn.Batch{FlowDeletes: []ofconn.CookieMatch{{Cookie: of.CookieTag, Mask: of.CookieTagMask}},
+		GroupDeletes: md.m.State().DesiredGroups()}
 	unlock()
 	if released == 0 {
 		t.Fatal("no committed flow was released: the test would not render anything again")

@@ -14,6 +14,7 @@ import (
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet/hostnettest"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
@@ -36,9 +37,9 @@ type memDriver struct {
 	br    *ofconntest.Bridge
 	tr    *tracker.Tracker
 	d     *Driver
-	m     *model       // d's
-	conn  *ofconn.Conn // d's
-	flows *bridgeFlows // d's
+	m     *engine.Model // d's
+	conn  *ofconn.Conn  // d's
+	flows *bridgeFlows  // d's
 	db    *ovsdbtest.Server
 	host  *hostnettest.Fake
 	sink  *problemLog
@@ -111,7 +112,7 @@ func (md *memDriver) start(o Options) {
 	// same way, a moment later.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 		d.mu.Lock()
-		up := d.ports.tunnelPort != 0
+		up := d.ports.TunnelPort != 0
 		d.mu.Unlock()
 		if up {
 			break
@@ -180,7 +181,7 @@ func (md *memDriver) mustApply() {
 func (md *memDriver) converged() {
 	md.t.Helper()
 	defer md.lock()()
-	if got, want := md.br.Dump(), desiredDump(md.m.st); got != want {
+	if got, want := md.br.Dump(), desiredDump(md.m.State()); got != want {
 		md.t.Fatalf("the bridge holds:\n%s\nthe driver wants:\n%s", got, want)
 	}
 	if d := md.br.Dangling(); len(d) > 0 {
@@ -188,19 +189,19 @@ func (md *memDriver) converged() {
 	}
 }
 
-// desiredDump is what the state wants installed, as ofconntest.Bridge.Dump lists
-// it.
-func desiredDump(st *state) string {
+// desiredDump is what the state wants installed, as
+// ofconntest.Bridge.Dump lists it.
+func desiredDump(st *engine.State) string {
 	type line struct {
 		table    uint8
 		priority uint16
 		text     string
 	}
 	var flows []line
-	rendered := map[ownerKey]rendering{}
-	for c := range st.flows {
-		if st.shadowed[c] == 0 {
-			f := st.flowOf(c, rendered)
+	rendered := map[engine.OwnerKey]engine.Rendering{}
+	for _, c := range st.DesiredFlows() {
+		if !st.IsShadowed(c) {
+			f := st.FlowOf(c, rendered)
 			flows = append(flows, line{f.Table, f.Priority, ofconntest.FlowDumpText(f)})
 		}
 	}
@@ -217,13 +218,8 @@ func desiredDump(st *state) string {
 	for _, f := range flows {
 		sb.WriteString(f.text + "\n")
 	}
-	ids := make([]uint32, 0, len(st.groups))
-	for id := range st.groups {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		sb.WriteString(ofconntest.GroupDumpText(st.groupOf(id, rendered)) + "\n")
+	for _, id := range st.DesiredGroups() {
+		sb.WriteString(ofconntest.GroupDumpText(st.GroupOf(id, rendered)) + "\n")
 	}
 	return sb.String()
 }

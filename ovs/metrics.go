@@ -3,6 +3,7 @@ package ovs
 import (
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"k8s.io/component-base/metrics"
 )
@@ -92,7 +93,7 @@ func (m *driverMetrics) sent(result string, took time.Duration) {
 func (m *driverMetrics) settled(took time.Duration) { m.settleDuration.Observe(took.Seconds()) }
 
 // installed records what the bridge holds.
-func (m *driverMetrics) installed(st *state) {
-	m.flows.Set(float64(len(st.installedFlows)))
-	m.groups.Set(float64(len(st.installedGroups)))
+func (m *driverMetrics) installed(st *engine.State) {
+	m.flows.Set(float64(st.InstalledFlows()))
+	m.groups.Set(float64(st.InstalledGroups()))
 }

@@ -26,7 +26,7 @@ func (d *Driver) PacketIn(pkt *ofctrl.PacketIn) {
 		reply = replies.Reject(data)
 	case pipeline.PacketInNeighbor:
 		d.mu.Lock()
-		mac := d.model.cfg.RouterMAC
+		mac := d.model.Config().RouterMAC
 		d.mu.Unlock()
 		reply = replies.NeighborAdvert(data, mac)
 	}

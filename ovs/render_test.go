@@ -15,6 +15,7 @@ import (
 
 	"antrea.io/ofnet/ofctrl"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 )
@@ -68,10 +69,10 @@ func TestRenderedPipelineLoadsIntoOVS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(cfg, true)
-	m.setPorts(bridgePorts{gatewayPort: 1, gatewayMAC: cfg.RouterMAC, tunnelPort: 2})
-	m.sync(snap)
-	batch := m.st.pending(all)
+	m := engine.NewModel(cfg, true)
+	m.SetPorts(engine.Ports{GatewayPort: 1, GatewayMAC: cfg.RouterMAC, TunnelPort: 2})
+	m.Sync(snap)
+	batch := m.State().Pending(engine.All)
 	c := ofconn.Dial(o.MgmtSocket("br-msgs"), quietHandler{})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

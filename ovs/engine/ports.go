@@ -1,4 +1,4 @@
-package ovs
+package engine
 
 import (
 	"fmt"
@@ -15,42 +15,40 @@ import (
 // a pod's port has no switchyard.io/pod-mac.
 const KeyAttachedMAC = "attached-mac"
 
-// KeyRole marks the ports the driver creates: "gateway", "tunnel".
-const KeyRole = "switchyard.io/role"
-
-// bridgePorts is what the driver reads of the bridge's interfaces.
-type bridgePorts struct {
-	gatewayPort uint32
-	gatewayMAC  net.HardwareAddr
-	tunnelPort  uint32
-	pods        []podPort
-	problems    []string
+// Ports is what the driver reads of the bridge's interfaces.
+type Ports struct {
+	GatewayPort uint32
+	GatewayMAC  net.HardwareAddr
+	TunnelPort  uint32
+	Pods        []PodPort
+	Problems    []string
 }
 
-// podPort is a pod and what the driver needs to tell switchyard-cni it is
+// PodPort is a pod and what the driver needs to tell switchyard-cni it is
 // programmed.
-type podPort struct {
+type PodPort struct {
 	pipeline.Pod
-	iface      string
-	programmed string // the interface's switchyard.io/programmed
+	Iface      string
+	Programmed string // the interface's switchyard.io/programmed
 }
 
-// portsFromInterfaces finds the gateway, the tunnel and the pods among a
-// bridge's interfaces. Pods (interfaces with switchyard.io/pod-ips) whose
+// PortsFromInterfaces finds the gateway, the tunnel and the pods among a
+// bridge's interfaces (gateway and tunnel are their names). Pods
+// (interfaces with switchyard.io/pod-ips) whose
 // external_ids are unusable are reported and left out.
-func portsFromInterfaces(ifaces []ovsdb.Interface, gateway string) bridgePorts {
-	var bp bridgePorts
+func PortsFromInterfaces(ifaces []ovsdb.Interface, gateway, tunnel string) Ports {
+	var bp Ports
 	for _, i := range ifaces {
 		if i.OFPort <= 0 {
 			continue
 		}
 		switch {
 		case i.Name == gateway:
-			bp.gatewayPort = uint32(i.OFPort)
-			bp.gatewayMAC, _ = net.ParseMAC(i.MAC) // nil until OVS reports it
+			bp.GatewayPort = uint32(i.OFPort)
+			bp.GatewayMAC, _ = net.ParseMAC(i.MAC) // nil until OVS reports it
 			continue
-		case i.Name == TunnelPortName:
-			bp.tunnelPort = uint32(i.OFPort)
+		case i.Name == tunnel:
+			bp.TunnelPort = uint32(i.OFPort)
 			continue
 		}
 		if _, ok := i.ExternalIDs[podport.KeyPodIPs]; !ok {
@@ -58,10 +56,10 @@ func portsFromInterfaces(ifaces []ovsdb.Interface, gateway string) bridgePorts {
 		}
 		p, err := podFrom(i)
 		if err != nil {
-			bp.problems = append(bp.problems, fmt.Sprintf("interface %s: %v", i.Name, err))
+			bp.Problems = append(bp.Problems, fmt.Sprintf("interface %s: %v", i.Name, err))
 			continue
 		}
-		bp.pods = append(bp.pods, podPort{Pod: p, iface: i.Name, programmed: i.ExternalIDs[podport.KeyProgrammed]})
+		bp.Pods = append(bp.Pods, PodPort{Pod: p, Iface: i.Name, Programmed: i.ExternalIDs[podport.KeyProgrammed]})
 	}
 	return bp
 }

@@ -1,4 +1,4 @@
-package ovs
+package engine
 
 import (
 	"net/netip"
@@ -11,7 +11,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/ovs/podport"
 )
 
-// hostModel is the host's share of the services: the frontend addresses
+// HostModel is the host's share of the services: the frontend addresses
 // the host routes into the bridge whole (ClusterIPs), the ports of the
 // external and load-balancer IPs it captures (only those: the addresses'
 // other ports are not the Services'), and the ports it DNATs on the
@@ -20,7 +20,7 @@ import (
 // recorded so a commit touches only what changed. A service port's share
 // is worked out from the service port and the node's addresses when
 // needed, not kept.
-type hostModel struct {
+type HostModel struct {
 	nodeIPs   []netip.Addr // the node addresses the counts were made with
 	frontends map[netip.Addr]int
 	captures  map[hostnet.Capture]int
@@ -38,8 +38,8 @@ type hostShare struct {
 	nodePorts []hostnet.ProtoPort
 }
 
-func newHostModel() *hostModel {
-	return &hostModel{frontends: map[netip.Addr]int{}, captures: map[hostnet.Capture]int{},
+func NewHostModel() *HostModel {
+	return &HostModel{frontends: map[netip.Addr]int{}, captures: map[hostnet.Capture]int{},
 		nodePorts: map[hostnet.ProtoPort]int{}, touched: map[netip.Addr]bool{}}
 }
 
@@ -77,9 +77,9 @@ func shareOf(sp *graph.ServicePort, nodeIPs []netip.Addr) hostShare {
 	return s
 }
 
-// replace swaps a service port's share (old: what it was, nil when it is
+// Replace swaps a service port's share (old: what it was, nil when it is
 // new; cur: nil when it is gone).
-func (h *hostModel) replace(old, cur *graph.ServicePort) {
+func (h *HostModel) Replace(old, cur *graph.ServicePort) {
 	was, is := shareOf(old, h.nodeIPs), shareOf(cur, h.nodeIPs)
 	for _, ip := range recount(h.frontends, was.frontends, is.frontends) {
 		h.touched[ip] = true
@@ -110,20 +110,20 @@ func recount[K comparable](counts map[K]int, was, is []K) []K {
 	return changed
 }
 
-// setNodeIPs recounts every service port's share with the node's new
+// SetNodeIPs recounts every service port's share with the node's new
 // addresses.
-func (h *hostModel) setNodeIPs(ips []netip.Addr, sps map[graph.ServicePortName]*graph.ServicePort) {
+func (h *HostModel) SetNodeIPs(ips []netip.Addr, sps map[graph.ServicePortName]*graph.ServicePort) {
 	for _, sp := range sps {
-		h.replace(sp, nil)
+		h.Replace(sp, nil)
 	}
 	h.nodeIPs = slices.Clone(ips)
 	for _, sp := range sps {
-		h.replace(nil, sp)
+		h.Replace(nil, sp)
 	}
 }
 
-// frontendList lists the frontends the host routes (keep filters).
-func (h *hostModel) frontendList(keep func(netip.Addr) bool) []netip.Addr {
+// FrontendList lists the frontends the host routes (keep filters).
+func (h *HostModel) FrontendList(keep func(netip.Addr) bool) []netip.Addr {
 	out := make([]netip.Addr, 0, len(h.frontends))
 	for ip := range h.frontends {
 		if keep(ip) {
@@ -134,9 +134,9 @@ func (h *hostModel) frontendList(keep func(netip.Addr) bool) []netip.Addr {
 	return out
 }
 
-// captureList lists the captured ports (keep filters their addresses),
+// CaptureList lists the captured ports (keep filters their addresses),
 // sorted.
-func (h *hostModel) captureList(keep func(netip.Addr) bool) []hostnet.Capture {
+func (h *HostModel) CaptureList(keep func(netip.Addr) bool) []hostnet.Capture {
 	out := make([]hostnet.Capture, 0, len(h.captures))
 	for cp := range h.captures {
 		if keep(cp.IP) {
@@ -155,8 +155,8 @@ func (h *hostModel) captureList(keep func(netip.Addr) bool) []hostnet.Capture {
 	return out
 }
 
-// nodePortList lists the ports the host DNATs, sorted.
-func (h *hostModel) nodePortList() []hostnet.ProtoPort {
+// NodePortList lists the ports the host DNATs, sorted.
+func (h *HostModel) NodePortList() []hostnet.ProtoPort {
 	out := make([]hostnet.ProtoPort, 0, len(h.nodePorts))
 	for p := range h.nodePorts {
 		out = append(out, p)
@@ -170,33 +170,33 @@ func (h *hostModel) nodePortList() []hostnet.ProtoPort {
 	return out
 }
 
-// pending is what changed since the last commit: frontends to add (true)
+// Pending is what changed since the last commit: frontends to add (true)
 // or remove (false), and the captured ports and the NodePorts if they
 // changed (else nil).
-func (h *hostModel) pending(keep func(netip.Addr) bool) (map[netip.Addr]bool, []hostnet.Capture, []hostnet.ProtoPort) {
+func (h *HostModel) Pending(keep func(netip.Addr) bool) (map[netip.Addr]bool, []hostnet.Capture, []hostnet.ProtoPort) {
 	changes := make(map[netip.Addr]bool, len(h.touched))
 	for ip := range h.touched {
 		changes[ip] = h.frontends[ip] > 0 && keep(ip)
 	}
 	var caps []hostnet.Capture
 	if h.capturesChanged {
-		caps = h.captureList(keep)
+		caps = h.CaptureList(keep)
 	}
 	var np []hostnet.ProtoPort
 	if h.nodePortsChanged {
-		np = h.nodePortList()
+		np = h.NodePortList()
 	}
 	return changes, caps, np
 }
 
-// committed records that the pending changes are on the host.
-func (h *hostModel) committed() {
+// Committed records that the pending changes are on the host.
+func (h *HostModel) Committed() {
 	h.touched = map[netip.Addr]bool{}
 	h.capturesChanged, h.nodePortsChanged = false, false
 }
 
-// hostConfig is the host's side of the node's pod network.
-func (m *model) hostConfig(gateway string) hostnet.Config {
+// HostConfig is the host's side of the node's pod network.
+func (m *Model) HostConfig(gateway string) hostnet.Config {
 	c := hostnet.Config{Gateway: gateway, PodPortPrefix: podport.HostVethPrefix, NodeIPs: m.cfg.NodeIPs, PodCIDRs: m.cfg.PodCIDRs}
 	var fams graph.FamilySet
 	for _, p := range m.cfg.PodCIDRs {
@@ -233,10 +233,10 @@ func (m *model) hostConfig(gateway string) hostnet.Config {
 	return c
 }
 
-// routesFrontend says whether the host routes a frontend into the bridge:
+// RoutesFrontend says whether the host routes a frontend into the bridge:
 // not an address of another node (that would take the host's own traffic
 // to that node), nor of this node's pods.
-func (m *model) routesFrontend(ip netip.Addr) bool {
+func (m *Model) RoutesFrontend(ip netip.Addr) bool {
 	for _, p := range m.peers {
 		if slices.Contains(p.IPs, ip) {
 			return false

@@ -1,4 +1,4 @@
-package ovs
+package engine
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package ovs
+package engine
 
 import (
 	"fmt"
@@ -17,21 +17,21 @@ import (
 // renders them again, once per owner per commit. Kept, they were a large
 // part of the heap (docs/scale.md, "Figures behind the code").
 
-// rendering is what an owner wants, rendered again.
-type rendering struct {
+// Rendering is what an owner wants, rendered again.
+type Rendering struct {
 	flows  []*of.Flow
 	groups []*of.Group
 }
 
 // rendersAgain reports whether owner can render what it wants again.
-func (s *state) rendersAgain(owner ownerKey) bool {
+func (s *State) rendersAgain(owner OwnerKey) bool {
 	o := s.owners[owner]
 	return owner != "" && o != nil && o.again != nil
 }
 
-// renderedBy returns owner's rendering; rendered, if not nil, keeps it
+// renderedBy returns owner's Rendering; rendered, if not nil, keeps it
 // for the next calls.
-func (s *state) renderedBy(owner ownerKey, rendered map[ownerKey]rendering) rendering {
+func (s *State) renderedBy(owner OwnerKey, rendered map[OwnerKey]Rendering) Rendering {
 	r, ok := rendered[owner]
 	if !ok {
 		r = s.owners[owner].again()
@@ -42,9 +42,9 @@ func (s *state) renderedBy(owner ownerKey, rendered map[ownerKey]rendering) rend
 	return r
 }
 
-// flowOf returns the desired flow with cookie c (nil if none), rendering
+// FlowOf returns the desired flow with cookie c (nil if none), Rendering
 // its owner again when the entry no longer keeps it.
-func (s *state) flowOf(c uint64, rendered map[ownerKey]rendering) *of.Flow {
+func (s *State) FlowOf(c uint64, rendered map[OwnerKey]Rendering) *of.Flow {
 	e := s.flows[c]
 	if e == nil {
 		return nil
@@ -61,9 +61,9 @@ func (s *state) flowOf(c uint64, rendered map[ownerKey]rendering) *of.Flow {
 	return nil
 }
 
-// groupOf returns the desired group id (nil if none), rendering its
+// GroupOf returns the desired group id (nil if none), Rendering its
 // owner again when the entry no longer keeps it.
-func (s *state) groupOf(id uint32, rendered map[ownerKey]rendering) *of.Group {
+func (s *State) GroupOf(id uint32, rendered map[OwnerKey]Rendering) *of.Group {
 	e := s.groups[id]
 	if e == nil {
 		return nil
@@ -82,6 +82,6 @@ func (s *state) groupOf(id uint32, rendered map[ownerKey]rendering) *of.Group {
 
 // notRenderedAgain is reached only by a renderer that does not render
 // what it was set with (a bug): what it left out is not sent, and said.
-func (s *state) notRenderedAgain(owner ownerKey, what string) {
+func (s *State) notRenderedAgain(owner OwnerKey, what string) {
 	klog.ErrorS(nil, "Not rendered again by its owner: left out of the bridge", "owner", owner, "what", what)
 }

@@ -1,18 +1,18 @@
-package ovs
+package engine
 
 import (
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
 
-// state is the driver's view of the bridge: the flows and groups it wants
+// State is the driver's view of the bridge: the flows and groups it wants
 // (reference-counted by owner: static, a pod, a peer, a service port) and
 // the ones it believes are installed. Changes record what they touched, so
 // a commit looks only at that: work proportional to the change.
-type state struct {
+type State struct {
 	flows  map[uint64]*flowEntry // desired, by cookie
 	groups map[uint32]*groupEntry
-	owners map[ownerKey]*owned
+	owners map[OwnerKey]*owned
 
 	installedFlows  map[uint64]bool
 	installedGroups map[uint32]uint64 // id -> content signature
@@ -27,8 +27,8 @@ type state struct {
 	// goneFlows and goneGroups name the owner that last wanted a flow or
 	// group no one wants any more, until its removal is committed: a
 	// change is held back with the owner it is of (see ownerOf).
-	goneFlows  map[uint64]ownerKey
-	goneGroups map[uint32]ownerKey
+	goneFlows  map[uint64]OwnerKey
+	goneGroups map[uint32]OwnerKey
 
 	identities identityIndex
 	shadowed   map[uint64]uint64 // cookie -> the cookie installed in its place
@@ -36,17 +36,17 @@ type state struct {
 	// collided holds flows left out because another, different flow
 	// has their cookie (a 44-bit hash: with ~70k flows, about one
 	// bridge in 7 000 has such a pair). Not installed, and reported.
-	collided map[uint64]collision
+	collided map[uint64]Collision
 	// cookieOf is (*of.Flow).Cookie; tests force collisions with it.
 	cookieOf func(*of.Flow) uint64
 
 	alloc *groupAllocator
 }
 
-// collision is a flow left out because a different one has its cookie.
-type collision struct {
-	owner      ownerKey // the left-out flow's
-	lost, kept *of.Flow
+// Collision is a flow left out because a different one has its cookie.
+type Collision struct {
+	Owner      OwnerKey // the left-out flow's
+	Lost, Kept *of.Flow
 }
 
 // flowEntry is one desired flow. Its flow is kept until it is committed;
@@ -55,7 +55,7 @@ type collision struct {
 // kept (pinned).
 type flowEntry struct {
 	flow          *of.Flow
-	owner         ownerKey // the one owner that wants it; "" when pinned
+	owner         OwnerKey // the one owner that wants it; "" when pinned
 	identity, sum uint64
 	refs          int32
 	// ours: this process installed it (its identity is the installed
@@ -67,7 +67,7 @@ type flowEntry struct {
 // it is committed when its owner can render it again.
 type groupEntry struct {
 	group *of.Group
-	owner ownerKey
+	owner OwnerKey
 	sig   uint64
 	// key is the group's Key when it was set (0: none): the same Key
 	// again is the same buckets, and their IDs need not be worked out.
@@ -79,24 +79,24 @@ type owned struct {
 	groups []uint32
 	// again renders what the owner wants again, as it was set; nil: the
 	// owner's flows and groups are kept.
-	again func() rendering
+	again func() Rendering
 }
 
-func newState() *state {
-	return &state{
+func NewState() *State {
+	return &State{
 		flows:           map[uint64]*flowEntry{},
 		groups:          map[uint32]*groupEntry{},
-		owners:          map[ownerKey]*owned{},
+		owners:          map[OwnerKey]*owned{},
 		installedFlows:  map[uint64]bool{},
 		installedGroups: map[uint32]uint64{},
 		departed:        map[uint64]uint64{},
 		touchedFlows:    map[uint64]bool{},
 		touchedGroups:   map[uint32]bool{},
-		goneFlows:       map[uint64]ownerKey{},
-		goneGroups:      map[uint32]ownerKey{},
+		goneFlows:       map[uint64]OwnerKey{},
+		goneGroups:      map[uint32]OwnerKey{},
 		identities:      newIdentityIndex(),
 		shadowed:        map[uint64]uint64{},
-		collided:        map[uint64]collision{},
+		collided:        map[uint64]Collision{},
 		cookieOf:        (*of.Flow).Cookie,
 		alloc:           newGroupAllocator(),
 	}
@@ -105,14 +105,14 @@ func newState() *state {
 // setOwner replaces everything an owner wants. Groups are the owner's
 // alone; flows may be shared with other owners. again, if not nil,
 // renders the same flows and groups again (see rerender.go).
-func (s *state) setOwner(key ownerKey, flows []*of.Flow, groups []*of.Group, again func() rendering) {
+func (s *State) setOwner(key OwnerKey, flows []*of.Flow, groups []*of.Group, again func() Rendering) {
 	old := s.owners[key]
 	next := &owned{again: again}
 	for _, f := range flows {
 		c := s.cookieOf(f)
 		e := s.flows[c]
 		if e != nil && (e.identity != f.Identity() || e.sum != f.Sum()) {
-			s.collided[c] = collision{owner: key, lost: f, kept: s.flowOf(c, nil)}
+			s.collided[c] = Collision{Owner: key, Lost: f, Kept: s.FlowOf(c, nil)}
 			continue
 		}
 		switch {
@@ -157,14 +157,14 @@ func (s *state) setOwner(key ownerKey, flows []*of.Flow, groups []*of.Group, aga
 }
 
 // removeOwner drops everything an owner wanted.
-func (s *state) removeOwner(key ownerKey) {
+func (s *State) removeOwner(key OwnerKey) {
 	if old := s.owners[key]; old != nil {
 		s.release(key, old, nil)
 		delete(s.owners, key)
 	}
 }
 
-func (s *state) release(key ownerKey, old *owned, keepGroups []uint32) {
+func (s *State) release(key OwnerKey, old *owned, keepGroups []uint32) {
 	for _, c := range old.flows {
 		e := s.flows[c]
 		e.refs--
@@ -194,10 +194,10 @@ func (s *state) release(key ownerKey, old *owned, keepGroups []uint32) {
 	}
 }
 
-// ownerOf names the owner a flow (by cookie) or group change is of: the
+// OwnerOf names the owner a flow (by cookie) or group change is of: the
 // one that wants it, or last wanted it; "" for a flow several owners
 // want, and for what a read-back found that no one here ever wanted.
-func (s *state) ownerOf(cookie uint64, group uint32, isGroup bool) ownerKey {
+func (s *State) OwnerOf(cookie uint64, group uint32, isGroup bool) OwnerKey {
 	if isGroup {
 		if e := s.groups[group]; e != nil {
 			return e.owner
@@ -210,29 +210,30 @@ func (s *state) ownerOf(cookie uint64, group uint32, isGroup bool) ownerKey {
 	return s.goneFlows[cookie]
 }
 
-// all takes every owner (pending and committed for the whole state).
-func all(ownerKey) bool { return true }
+// All takes every owner (pending and committed for the whole state).
+// All includes every owner (in Pending and Committed).
+func All(OwnerKey) bool { return true }
 
 // touchIdentity marks every desired flow of an identity for comparison.
-func (s *state) touchIdentity(id uint64) {
+func (s *State) touchIdentity(id uint64) {
 	s.identities.each(id, func(c uint64) { s.touchedFlows[c] = true })
 }
 
 // winner is the desired flow installed for an identity: the lowest cookie.
-func (s *state) winner(id uint64) uint64 { return s.identities.winner(id) }
+func (s *State) winner(id uint64) uint64 { return s.identities.winner(id) }
 
 // Shadowed lists the desired flows not installed because another with the
 // same identity is, as cookie -> the installed one's cookie.
-func (s *state) Shadowed() map[uint64]uint64 { return s.shadowed }
+func (s *State) Shadowed() map[uint64]uint64 { return s.shadowed }
 
-// takeCollided returns the flows left out for a cookie collision since
+// TakeCollided returns the flows left out for a cookie Collision since
 // the last call, by cookie.
-func (s *state) takeCollided() map[uint64]collision {
+func (s *State) TakeCollided() map[uint64]Collision {
 	if len(s.collided) == 0 {
 		return nil
 	}
 	c := s.collided
-	s.collided = map[uint64]collision{}
+	s.collided = map[uint64]Collision{}
 	return c
 }
 
@@ -250,16 +251,16 @@ func groupSignature(ids []uint32) uint64 {
 	return sig
 }
 
-// pending builds the messages that bring the bridge to the desired state
+// Pending builds the messages that bring the bridge to the desired state
 // for everything touched that is of an owner include takes (ownerOf). A
 // flow whose cookie is installed is identical; a new flow with the match
 // of an old one replaces it, so the old one's delete is left out.
-func (s *state) pending(include func(owner ownerKey) bool) *ofconn.Batch {
+func (s *State) Pending(include func(owner OwnerKey) bool) *ofconn.Batch {
 	b := &ofconn.Batch{}
 	added := map[uint64]bool{}
-	rendered := map[ownerKey]rendering{}
+	rendered := map[OwnerKey]Rendering{}
 	for c := range s.touchedFlows {
-		if !include(s.ownerOf(c, 0, false)) {
+		if !include(s.OwnerOf(c, 0, false)) {
 			continue
 		}
 		e := s.flows[c]
@@ -275,7 +276,7 @@ func (s *state) pending(include func(owner ownerKey) bool) *ofconn.Batch {
 		if s.installedFlows[c] {
 			continue
 		}
-		if f := s.flowOf(c, rendered); f != nil {
+		if f := s.FlowOf(c, rendered); f != nil {
 			b.FlowAdds = append(b.FlowAdds, f)
 			added[e.identity] = true
 		}
@@ -289,18 +290,18 @@ func (s *state) pending(include func(owner ownerKey) bool) *ofconn.Batch {
 		}
 	}
 	for id := range s.touchedGroups {
-		if !include(s.ownerOf(0, id, true)) {
+		if !include(s.OwnerOf(0, id, true)) {
 			continue
 		}
 		e := s.groups[id]
 		inst, installed := s.installedGroups[id]
 		switch {
 		case e != nil && !installed:
-			if g := s.groupOf(id, rendered); g != nil {
+			if g := s.GroupOf(id, rendered); g != nil {
 				b.GroupAdds = append(b.GroupAdds, g)
 			}
 		case e != nil && inst != e.sig:
-			if g := s.groupOf(id, rendered); g != nil {
+			if g := s.GroupOf(id, rendered); g != nil {
 				b.GroupModifies = append(b.GroupModifies, g)
 			}
 		case e == nil && installed:
@@ -310,11 +311,11 @@ func (s *state) pending(include func(owner ownerKey) bool) *ofconn.Batch {
 	return b
 }
 
-// committed records that the batch pending(include) built took effect;
+// Committed records that the batch pending(include) built took effect;
 // what include left out stays touched.
-func (s *state) committed(include func(owner ownerKey) bool) {
+func (s *State) Committed(include func(owner OwnerKey) bool) {
 	for c := range s.touchedFlows {
-		if !include(s.ownerOf(c, 0, false)) {
+		if !include(s.OwnerOf(c, 0, false)) {
 			continue
 		}
 		e := s.flows[c]
@@ -334,7 +335,7 @@ func (s *state) committed(include func(owner ownerKey) bool) {
 		}
 	}
 	for id := range s.touchedGroups {
-		if !include(s.ownerOf(0, id, true)) {
+		if !include(s.OwnerOf(0, id, true)) {
 			continue
 		}
 		if e := s.groups[id]; e != nil {
@@ -351,9 +352,20 @@ func (s *state) committed(include func(owner ownerKey) bool) {
 	// Maps keep their size once grown (a cold sync touches everything):
 	// empty ones are made anew.
 	if len(s.touchedFlows) == 0 {
-		s.touchedFlows, s.goneFlows = map[uint64]bool{}, map[uint64]ownerKey{}
+		s.touchedFlows, s.goneFlows = map[uint64]bool{}, map[uint64]OwnerKey{}
 	}
 	if len(s.touchedGroups) == 0 {
-		s.touchedGroups, s.goneGroups = map[uint32]bool{}, map[uint32]ownerKey{}
+		s.touchedGroups, s.goneGroups = map[uint32]bool{}, map[uint32]OwnerKey{}
 	}
 }
+
+// InstalledFlows and InstalledGroups count what the bridge holds of the
+// driver's, as of the last commit or read-back.
+func (s *State) InstalledFlows() int  { return len(s.installedFlows) }
+func (s *State) InstalledGroups() int { return len(s.installedGroups) }
+
+// OwnsGroup reports whether a group ID is in the driver's range.
+func (s *State) OwnsGroup(id uint32) bool { return s.alloc.owns(id) }
+
+// Has reports whether a flow (by cookie) is desired.
+func (s *State) Has(cookie uint64) bool { return s.flows[cookie] != nil }

@@ -1,17 +1,17 @@
-package ovs
+package engine
 
 import (
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
 
-// adopt replaces the installed view with what a dump found (flows by
+// Adopt replaces the installed view with what a dump found (flows by
 // cookie, groups by their buckets' IDs), and marks for comparison what
 // differs from what is wanted: an unchanged flow or group is left alone,
 // and a resync with nothing to repair costs no more than the comparison.
 // It returns how many flows and groups the dump found other than the
 // view it replaces held (drift).
-func (s *state) adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) (flowDrift, groupDrift int) {
+func (s *State) Adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) (flowDrift, groupDrift int) {
 	oldFlows, oldGroups := s.installedFlows, s.installedGroups
 	s.installedFlows = make(map[uint64]bool, len(flows))
 	for _, f := range flows {

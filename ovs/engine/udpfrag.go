@@ -1,4 +1,4 @@
-package ovs
+package engine
 
 import (
 	"net/netip"
@@ -46,9 +46,9 @@ func (u udpFrontends) update(n graph.ServicePortName, old, now *graph.ServicePor
 }
 
 // setUDPFragments sets the later-fragment flows of the IPs.
-func (m *model) setUDPFragments(ips []netip.Addr) {
+func (m *Model) setUDPFragments(ips []netip.Addr) {
 	for _, ip := range ips {
-		owner := fragmentsOwner(ip)
+		owner := FragmentsOwner(ip)
 		ports := m.udp[ip]
 		if len(ports) != 1 {
 			m.st.removeOwner(owner)

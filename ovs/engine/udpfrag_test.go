@@ -1,4 +1,4 @@
-package ovs
+package engine
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func TestUDPFragmentOwners(t *testing.T) {
 	owners := func() []string {
 		var out []string
 		for _, ip := range []string{"10.96.0.10", "fd00:96::10", "203.0.113.9"} {
-			if o := m.st.owners[fragmentsOwner(netip.MustParseAddr(ip))]; o != nil {
+			if o := m.st.owners[FragmentsOwner(netip.MustParseAddr(ip))]; o != nil {
 				out = append(out, ip+" "+cookieText.ReplaceAllString(m.st.flows[o.flows[0]].flow.Text(), ""))
 			}
 		}

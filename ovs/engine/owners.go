@@ -1,4 +1,4 @@
-package ovs
+package engine
 
 import (
 	"fmt"
@@ -8,30 +8,30 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/graph"
 )
 
-// ownerKey names what owns a set of flows and groups in the state (and
+// OwnerKey names what owns a set of flows and groups in the state (and
 // what a refusal holds back, dataplanes.Holds): the static pipeline, a
 // pod's port, a peer node, a UDP frontend's later fragments, or a service
 // port. It is a string, as the state keeps one per flow; make one only
 // with the functions below. The zero key owns nothing: a flow two owners
 // want is pinned to none.
-type ownerKey string
+type OwnerKey string
 
 const (
-	staticOwner   ownerKey = "static"
-	noOwner       ownerKey = ""
+	StaticOwner   OwnerKey = "static"
+	NoOwner       OwnerKey = ""
 	servicePrefix          = "sp/"
 )
 
-func podOwner(port uint32) ownerKey         { return ownerKey(fmt.Sprintf("pod/%d", port)) }
-func peerOwner(node string) ownerKey        { return ownerKey("peer/" + node) }
-func fragmentsOwner(ip netip.Addr) ownerKey { return ownerKey("udpfrag/" + ip.String()) }
+func PodOwner(port uint32) OwnerKey         { return OwnerKey(fmt.Sprintf("pod/%d", port)) }
+func PeerOwner(node string) OwnerKey        { return OwnerKey("peer/" + node) }
+func FragmentsOwner(ip netip.Addr) OwnerKey { return OwnerKey("udpfrag/" + ip.String()) }
 
-// servicePortOwner is a service port's key: "sp/NAMESPACE/NAME:PORT/PROTOCOL".
-func servicePortOwner(n graph.ServicePortName) ownerKey { return ownerKey(servicePrefix + n.String()) }
+// ServicePortOwner is a service port's key: "sp/NAMESPACE/NAME:PORT/PROTOCOL".
+func ServicePortOwner(n graph.ServicePortName) OwnerKey { return OwnerKey(servicePrefix + n.String()) }
 
 // servicePort is the service port o is the key of. Namespaces, names and
 // port names are DNS labels: none holds a '/' or a ':'.
-func (o ownerKey) servicePort() (graph.ServicePortName, bool) {
+func (o OwnerKey) servicePort() (graph.ServicePortName, bool) {
 	rest, ok := strings.CutPrefix(string(o), servicePrefix)
 	ns, rest, ok1 := strings.Cut(rest, "/")
 	i := strings.LastIndex(rest, "/")

@@ -1,4 +1,4 @@
-package ovs
+package engine
 
 import (
 	"net/netip"
@@ -14,12 +14,12 @@ func TestOwnerKeyNamesItsServicePort(t *testing.T) {
 		{Namespace: "kube-system", Name: "kube-dns", Port: "dns-tcp", Protocol: graph.TCP},
 		{Namespace: "a.b", Name: "c-d", Port: "", Protocol: graph.SCTP}, // an unnamed port
 	} {
-		if got, ok := servicePortOwner(n).servicePort(); !ok || got != n {
+		if got, ok := ServicePortOwner(n).servicePort(); !ok || got != n {
 			t.Errorf("%s: named back as %v (%v)", n, got, ok)
 		}
 	}
-	for _, o := range []ownerKey{staticOwner, noOwner, podOwner(7), peerOwner("node-2"),
-		fragmentsOwner(netip.MustParseAddr("fd00::10")), "sp/", "sp/ns", "sp/ns/web"} {
+	for _, o := range []OwnerKey{StaticOwner, NoOwner, PodOwner(7), PeerOwner("node-2"),
+		FragmentsOwner(netip.MustParseAddr("fd00::10")), "sp/", "sp/ns", "sp/ns/web"} {
 		if n, ok := o.servicePort(); ok {
 			t.Errorf("%q names the service port %s", o, n)
 		}

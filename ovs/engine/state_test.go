@@ -1,4 +1,4 @@
-package ovs
+package engine
 
 import (
 	"maps"
@@ -25,40 +25,40 @@ func TestFlowsWithOneMatchInstallOneStably(t *testing.T) {
 	if fa.Identity() != fb.Identity() || fa.Cookie() == fb.Cookie() {
 		t.Fatal("the two flows should share their match and differ in actions")
 	}
-	winner, loser, winnerOwner := fa, fb, ownerKey("sp/a")
+	winner, loser, winnerOwner := fa, fb, OwnerKey("sp/a")
 	if fb.Cookie() < fa.Cookie() {
 		winner, loser, winnerOwner = fb, fa, "sp/b"
 	}
 
-	s := newState()
+	s := NewState()
 	s.setOwner("sp/a", []*of.Flow{fa}, nil, nil)
 	s.setOwner("sp/b", []*of.Flow{fb}, nil, nil)
-	b := s.pending(all)
+	b := s.Pending(All)
 	if len(b.FlowAdds) != 1 || b.FlowAdds[0].Cookie() != winner.Cookie() || len(b.FlowDeletes) != 0 {
 		t.Fatalf("first commit: %d adds (cookie %x), %d deletes; want only %x", len(b.FlowAdds), cookieOf(b), len(b.FlowDeletes), winner.Cookie())
 	}
 	if got := s.Shadowed(); len(got) != 1 || got[loser.Cookie()] != winner.Cookie() {
 		t.Fatalf("shadowed = %v", got)
 	}
-	s.committed(all)
+	s.Committed(All)
 
 	// A resync reads back what OVS holds (the winner) and changes nothing.
 	for range 2 {
-		s.adopt([]ofconn.FlowInfo{{Table: 6, Cookie: winner.Cookie()}}, nil)
-		if b := s.pending(all); b.Len() != 0 {
+		s.Adopt([]ofconn.FlowInfo{{Table: 6, Cookie: winner.Cookie()}}, nil)
+		if b := s.Pending(All); b.Len() != 0 {
 			t.Fatalf("resync sends %d messages, want none", b.Len())
 		}
-		s.committed(all)
+		s.Committed(All)
 	}
 
 	// The winner's owner goes: the shadowed flow takes its place (its add
 	// replaces the old flow, which needs no delete).
 	s.removeOwner(winnerOwner)
-	b = s.pending(all)
+	b = s.Pending(All)
 	if len(b.FlowAdds) != 1 || b.FlowAdds[0].Cookie() != loser.Cookie() || len(b.FlowDeletes) != 0 {
 		t.Fatalf("after the winner went: %d adds (cookie %x), %d deletes; want only %x", len(b.FlowAdds), cookieOf(b), len(b.FlowDeletes), loser.Cookie())
 	}
-	s.committed(all)
+	s.Committed(All)
 	if len(s.Shadowed()) != 0 || !s.installedFlows[loser.Cookie()] || s.installedFlows[winner.Cookie()] {
 		t.Fatalf("shadowed %v, installed %v", s.Shadowed(), s.installedFlows)
 	}
@@ -86,10 +86,10 @@ func TestAdoptComparesOnlyDifferences(t *testing.T) {
 	}
 	f1, f2 := flow(1), flow(2)
 	g1, g2 := group(0x80000001, 1), group(0x80000002, 2)
-	s := newState()
+	s := NewState()
 	s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2}, nil)
-	s.pending(all)
-	s.committed(all)
+	s.Pending(All)
+	s.Committed(All)
 
 	info := func(fs ...*of.Flow) []ofconn.FlowInfo {
 		var out []ofconn.FlowInfo
@@ -119,11 +119,11 @@ func TestAdoptComparesOnlyDifferences(t *testing.T) {
 		{"a group changed", info(f1, f2), groups(g1, group(g2.ID, 7)), ofconn.Batch{GroupModifies: []*of.Group{g2}}},
 		{"a group missing", info(f1, f2), groups(g2), ofconn.Batch{GroupAdds: []*of.Group{g1}}},
 	} {
-		s.adopt(tc.flows, tc.groups)
+		s.Adopt(tc.flows, tc.groups)
 		if n := len(s.touchedFlows) + len(s.touchedGroups); n != tc.want.Len() {
 			t.Errorf("%s: %d flows and groups to compare, want %d", tc.name, n, tc.want.Len())
 		}
-		got := s.pending(all)
+		got := s.Pending(All)
 		if len(got.FlowAdds) != len(tc.want.FlowAdds) || len(got.FlowDeletes) != len(tc.want.FlowDeletes) ||
 			len(got.GroupAdds) != len(tc.want.GroupAdds) || len(got.GroupModifies) != len(tc.want.GroupModifies) || len(got.GroupDeletes) != 0 {
 			t.Errorf("%s: batch %+v, want %+v", tc.name, got, tc.want)
@@ -148,7 +148,7 @@ func TestAdoptComparesOnlyDifferences(t *testing.T) {
 				t.Errorf("%s: adds group %d", tc.name, g.ID)
 			}
 		}
-		s.committed(all)
+		s.Committed(All)
 	}
 }
 
@@ -158,13 +158,9 @@ func TestAdoptComparesOnlyDifferences(t *testing.T) {
 // the node's addresses change.
 func TestHostShareFollowsNodeIPs(t *testing.T) {
 	nodeIP, other := netip.MustParseAddr("192.168.100.10"), netip.MustParseAddr("192.168.100.20")
-	opts := testOptions()
-	cfg, err := opts.pipelineConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig()
 	cfg.NodeIPs = []netip.Addr{nodeIP}
-	m := newModel(cfg, false)
+	m := NewModel(cfg, false)
 	sp := &graph.ServicePort{Name: graph.ServicePortName{Namespace: "ns", Name: "web", Protocol: graph.TCP},
 		ClusterIPs: []netip.Addr{netip.MustParseAddr("10.96.0.10")}, Port: 80, ExternalIPs: []netip.Addr{nodeIP}}
 	m.setServicePort(sp)
@@ -184,10 +180,10 @@ func TestHostShareFollowsNodeIPs(t *testing.T) {
 		}
 	}
 	check("configured node IP", true)
-	m.setNode(graph.Node{Name: "n", IPs: []netip.Addr{nodeIP}})
+	m.SetNode(graph.Node{Name: "n", IPs: []netip.Addr{nodeIP}})
 	check("the same node IP again", true)
 	m.nodeIPs = nil // addresses from the Node object from here on
-	m.setNode(graph.Node{Name: "n", IPs: []netip.Addr{other}})
+	m.SetNode(graph.Node{Name: "n", IPs: []netip.Addr{other}})
 	check("another node IP", false)
 }
 
@@ -202,23 +198,23 @@ func TestCookieCollisionIsLeftOutAndSaid(t *testing.T) {
 			Actions: []of.Action{of.ToGroup(0x80000001)}}
 	}
 	a, b, aAgain := flowTo(80), flowTo(81), flowTo(80)
-	s := newState()
+	s := NewState()
 	const forced = of.CookieTag | 0x1234
 	s.cookieOf = func(f *of.Flow) uint64 { return forced } // every flow collides
 	s.setOwner("sp/a", []*of.Flow{a}, nil, nil)
-	s.setOwner("sp/shared", []*of.Flow{aAgain}, nil, nil) // the same flow again: no collision
-	if got := s.takeCollided(); len(got) != 0 {
-		t.Fatalf("the same flow twice reported as a collision: %+v", got)
+	s.setOwner("sp/shared", []*of.Flow{aAgain}, nil, nil) // the same flow again: no Collision
+	if got := s.TakeCollided(); len(got) != 0 {
+		t.Fatalf("the same flow twice reported as a Collision: %+v", got)
 	}
 	s.setOwner("sp/b", []*of.Flow{b}, nil, nil)
-	got := s.takeCollided()
-	if c, ok := got[forced]; !ok || c.owner != "sp/b" || c.lost != b || c.kept != a {
+	got := s.TakeCollided()
+	if c, ok := got[forced]; !ok || c.Owner != "sp/b" || c.Lost != b || c.Kept != a {
 		t.Fatalf("collisions = %+v; want sp/b's flow left out for sp/a's", got)
 	}
-	if again := s.takeCollided(); len(again) != 0 {
-		t.Fatalf("a collision is taken once, got it again: %+v", again)
+	if again := s.TakeCollided(); len(again) != 0 {
+		t.Fatalf("a Collision is taken once, got it again: %+v", again)
 	}
-	batch := s.pending(all)
+	batch := s.Pending(All)
 	if len(batch.FlowAdds) != 1 || batch.FlowAdds[0] != a {
 		t.Fatalf("adds %v; want only the first flow", batch.FlowAdds)
 	}
@@ -241,10 +237,10 @@ func TestCommittedFlowsAndGroupsAreRenderedAgain(t *testing.T) {
 		return &of.Group{ID: id, Buckets: of.BucketList{{of.Output(1)}, {of.Output(id & 0xff)}}}
 	}
 	renders := 0
-	again := func(gid uint32, ports ...uint16) func() rendering {
-		return func() rendering {
+	again := func(gid uint32, ports ...uint16) func() Rendering {
+		return func() Rendering {
 			renders++
-			var r rendering
+			var r Rendering
 			for _, p := range ports {
 				r.flows = append(r.flows, flow(p))
 			}
@@ -254,15 +250,15 @@ func TestCommittedFlowsAndGroupsAreRenderedAgain(t *testing.T) {
 			return r
 		}
 	}
-	s := newState()
+	s := NewState()
 	s.setOwner("sp/a", []*of.Flow{flow(80), flow(81)}, []*of.Group{group(0x80000001)}, again(0x80000001, 80, 81))
 	s.setOwner("sp/b", []*of.Flow{flow(90)}, []*of.Group{group(0x80000002)}, again(0x80000002, 90))
 	s.setOwner("sp/c", []*of.Flow{flow(90)}, nil, again(0, 90)) // sp/b's flow again: pinned
 	s.setOwner("static", []*of.Flow{flow(100)}, nil, nil)
-	if b := s.pending(all); len(b.FlowAdds) != 4 || len(b.GroupAdds) != 2 || renders != 0 {
+	if b := s.Pending(All); len(b.FlowAdds) != 4 || len(b.GroupAdds) != 2 || renders != 0 {
 		t.Fatalf("first commit: %d flow and %d group adds, %d renders; want 4 and 2 from what was set, no render", len(b.FlowAdds), len(b.GroupAdds), renders)
 	}
-	s.committed(all)
+	s.Committed(All)
 	kept := map[uint16]bool{}
 	for _, p := range []uint16{80, 81, 90, 100} {
 		kept[p] = s.flows[flow(p).Cookie()].flow != nil
@@ -274,8 +270,8 @@ func TestCommittedFlowsAndGroupsAreRenderedAgain(t *testing.T) {
 		t.Fatal("groups kept after the commit")
 	}
 
-	s.adopt(nil, nil) // the bridge lost everything
-	b := s.pending(all)
+	s.Adopt(nil, nil) // the bridge lost everything
+	b := s.Pending(All)
 	if len(b.FlowAdds) != 4 || len(b.GroupAdds) != 2 || renders != 2 {
 		t.Fatalf("repair: %d flow and %d group adds, %d renders; want 4 and 2, sp/a and sp/b rendered once each", len(b.FlowAdds), len(b.GroupAdds), renders)
 	}
@@ -289,15 +285,15 @@ func TestCommittedFlowsAndGroupsAreRenderedAgain(t *testing.T) {
 			t.Errorf("repair sent %s, not a desired group", g.Text())
 		}
 	}
-	s.committed(all)
+	s.Committed(All)
 
 	// A group changed behind the driver's back is modified back.
-	s.adopt(nil, []ofconn.GroupInfo{{ID: 0x80000001, BucketIDs: []uint32{1}}, {ID: 0x80000002, BucketIDs: group(0x80000002).BucketIDs()}})
-	if b := s.pending(all); len(b.GroupModifies) != 1 || b.GroupModifies[0].ID != 0x80000001 || len(b.GroupAdds) != 0 {
+	s.Adopt(nil, []ofconn.GroupInfo{{ID: 0x80000001, BucketIDs: []uint32{1}}, {ID: 0x80000002, BucketIDs: group(0x80000002).BucketIDs()}})
+	if b := s.Pending(All); len(b.GroupModifies) != 1 || b.GroupModifies[0].ID != 0x80000001 || len(b.GroupAdds) != 0 {
 		t.Errorf("changed group: %d modifies (%v), %d adds; want group 0x80000001 modified", len(b.GroupModifies), b.GroupModifies, len(b.GroupAdds))
 	}
-	s.committed(all)
-	if f := s.flowOf(flow(81).Cookie(), nil); f == nil || !f.Same(flow(81)) {
+	s.Committed(All)
+	if f := s.FlowOf(flow(81).Cookie(), nil); f == nil || !f.Same(flow(81)) {
 		t.Errorf("flowOf(81) = %v, want the flow rendered again", f)
 	}
 }

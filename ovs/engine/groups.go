@@ -1,19 +1,19 @@
-package ovs
+package engine
 
 import "hash/fnv"
 
 // groupAllocator gives each (owner, slot) a group ID from the driver's
 // range: the upper half of the 32-bit space below OpenFlow's reserved IDs
 // (other controllers count up from 1). The ID is a hash of the owner and
-// slot, probed on collision, so a restarted driver computes the same IDs
+// slot, probed on Collision, so a restarted driver computes the same IDs
 // and the flows naming them keep their cookies: nothing is re-added. (Only
 // two slots whose hashes collide may swap after a restart; with 60 000
 // groups about one such pair is expected.)
 type groupAllocator struct {
-	owners map[ownerKey][]slotID // an owner's slots (a service port has a few)
+	owners map[OwnerKey][]slotID // an owner's slots (a service port has a few)
 	// indexed holds the slots of owners that have more than indexFrom
 	// (a service port whose endpoints are a tree of groups has hundreds).
-	indexed map[ownerKey]map[string]uint32
+	indexed map[OwnerKey]map[string]uint32
 	used    map[uint32]struct{}
 }
 
@@ -32,13 +32,13 @@ const (
 )
 
 func newGroupAllocator() *groupAllocator {
-	return &groupAllocator{owners: map[ownerKey][]slotID{}, indexed: map[ownerKey]map[string]uint32{}, used: map[uint32]struct{}{}}
+	return &groupAllocator{owners: map[OwnerKey][]slotID{}, indexed: map[OwnerKey]map[string]uint32{}, used: map[uint32]struct{}{}}
 }
 
 func (a *groupAllocator) owns(id uint32) bool { return id >= groupFirst && id <= groupLast }
 
 // id returns the group ID of an owner's slot, choosing it on first use.
-func (a *groupAllocator) id(owner ownerKey, slot string) uint32 {
+func (a *groupAllocator) id(owner OwnerKey, slot string) uint32 {
 	if index := a.indexed[owner]; index != nil {
 		if id, ok := index[slot]; ok {
 			return id
@@ -75,7 +75,7 @@ func (a *groupAllocator) id(owner ownerKey, slot string) uint32 {
 
 // reindex makes the index of an owner's slots when it has many, and
 // drops it when it has few.
-func (a *groupAllocator) reindex(owner ownerKey) {
+func (a *groupAllocator) reindex(owner OwnerKey) {
 	slots := a.owners[owner]
 	if len(slots) <= indexFrom {
 		delete(a.indexed, owner)
@@ -89,7 +89,7 @@ func (a *groupAllocator) reindex(owner ownerKey) {
 }
 
 // keepOnly frees an owner's slots whose IDs are not in keep.
-func (a *groupAllocator) keepOnly(owner ownerKey, keep map[uint32]bool) {
+func (a *groupAllocator) keepOnly(owner OwnerKey, keep map[uint32]bool) {
 	kept := a.owners[owner][:0]
 	for _, s := range a.owners[owner] {
 		if keep[s.id] {

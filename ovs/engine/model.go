@@ -1,4 +1,4 @@
-package ovs
+package engine
 
 import (
 	"fmt"
@@ -15,34 +15,34 @@ import (
 	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
 )
 
-// model turns the graph (service ports, the node, its peers), the ports
+// Model turns the graph (service ports, the node, its peers), the ports
 // on the bridge and the options into desired state: flows and groups
 // (state), and the host's side (host). It is pure: the driver adds the
 // connections, render adds nothing.
-type model struct {
+type Model struct {
 	// cfg is replaced, never changed, when the node or the bridge's ports
 	// change: what was rendered with the old one renders again with it.
 	cfg     *pipeline.Config
 	nodeIPs []netip.Addr // from --ovs-node-ips; empty: the graph's node IPs
 	overlay bool
-	st      *state
-	host    *hostModel
+	st      *State
+	host    *HostModel
 	node    graph.Node
 	peers   graph.Peers
 	pods    map[uint32]pipeline.Pod
 	sps     map[graph.ServicePortName]*graph.ServicePort
-	trees   map[graph.ServicePortName]*pipeline.Trees // their long lists' trees, for the next rendering
+	trees   map[graph.ServicePortName]*pipeline.Trees // their long lists' trees, for the next Rendering
 	clamped map[graph.ServicePortName]bool
 	udp     udpFrontends // UDP service ports by frontend IP
 }
 
-func newModel(cfg pipeline.Config, overlay bool) *model {
-	m := &model{
+func NewModel(cfg pipeline.Config, overlay bool) *Model {
+	m := &Model{
 		cfg:     &cfg,
 		nodeIPs: cfg.NodeIPs,
 		overlay: overlay,
-		st:      newState(),
-		host:    newHostModel(),
+		st:      NewState(),
+		host:    NewHostModel(),
 		peers:   graph.Peers{},
 		pods:    map[uint32]pipeline.Pod{},
 		sps:     map[graph.ServicePortName]*graph.ServicePort{},
@@ -55,14 +55,14 @@ func newModel(cfg pipeline.Config, overlay bool) *model {
 	return m
 }
 
-func (m *model) refreshStatic() {
-	m.st.setOwner(staticOwner, pipeline.StaticFlows(m.cfg), nil, nil)
+func (m *Model) refreshStatic() {
+	m.st.setOwner(StaticOwner, pipeline.StaticFlows(m.cfg), nil, nil)
 }
 
-// setNode takes the node's IPs (unless configured) and pod CIDRs. What
+// SetNode takes the node's IPs (unless configured) and pod CIDRs. What
 // depends on them is redone: the static flows, every service port (NodePorts,
 // frontends on node addresses), pods (hairpin) and peers.
-func (m *model) setNode(n graph.Node) {
+func (m *Model) SetNode(n graph.Node) {
 	m.node = n
 	ips := m.nodeIPs
 	if len(ips) == 0 {
@@ -74,43 +74,43 @@ func (m *model) setNode(n graph.Node) {
 	cfg := *m.cfg
 	cfg.NodeIPs, cfg.PodCIDRs = ips, slices.Clone(n.PodCIDRs)
 	m.cfg = &cfg
-	m.host.setNodeIPs(ips, m.sps)
-	m.refreshAll()
+	m.host.SetNodeIPs(ips, m.sps)
+	m.RefreshAll()
 }
 
-// refreshAll redoes everything that depends on the configuration.
-func (m *model) refreshAll() {
+// RefreshAll redoes everything that depends on the configuration.
+func (m *Model) RefreshAll() {
 	m.refreshStatic()
 	for _, sp := range m.sps {
 		m.setServicePort(sp)
 	}
 	for _, p := range m.pods {
-		m.st.setOwner(podOwner(p.Port), pipeline.PodFlows(m.cfg, p), nil, nil)
+		m.st.setOwner(PodOwner(p.Port), pipeline.PodFlows(m.cfg, p), nil, nil)
 	}
 	for _, p := range m.peers {
 		m.setPeer(p)
 	}
 }
 
-// setPorts takes the bridge's ports: the gateway, the tunnel and the pods.
-func (m *model) setPorts(bp bridgePorts) {
-	if bp.gatewayPort != m.cfg.GatewayPort || !equalMAC(bp.gatewayMAC, m.cfg.GatewayMAC) || bp.tunnelPort != m.cfg.TunnelPort {
+// SetPorts takes the bridge's ports: the gateway, the tunnel and the pods.
+func (m *Model) SetPorts(bp Ports) {
+	if bp.GatewayPort != m.cfg.GatewayPort || !equalMAC(bp.GatewayMAC, m.cfg.GatewayMAC) || bp.TunnelPort != m.cfg.TunnelPort {
 		cfg := *m.cfg
-		cfg.GatewayPort, cfg.GatewayMAC, cfg.TunnelPort = bp.gatewayPort, bp.gatewayMAC, bp.tunnelPort
+		cfg.GatewayPort, cfg.GatewayMAC, cfg.TunnelPort = bp.GatewayPort, bp.GatewayMAC, bp.TunnelPort
 		m.cfg = &cfg
-		m.refreshAll()
+		m.RefreshAll()
 	}
 	seen := map[uint32]bool{}
-	for _, pp := range bp.pods {
+	for _, pp := range bp.Pods {
 		p := pp.Pod
 		seen[p.Port] = true
 		m.pods[p.Port] = p
-		m.st.setOwner(podOwner(p.Port), pipeline.PodFlows(m.cfg, p), nil, nil)
+		m.st.setOwner(PodOwner(p.Port), pipeline.PodFlows(m.cfg, p), nil, nil)
 	}
 	for port := range m.pods {
 		if !seen[port] {
 			delete(m.pods, port)
-			m.st.removeOwner(podOwner(port))
+			m.st.removeOwner(PodOwner(port))
 		}
 	}
 }
@@ -119,19 +119,19 @@ func equalMAC(a, b net.HardwareAddr) bool { return a.String() == b.String() }
 
 // setPeer routes another node's pod CIDRs (through the tunnel in overlay
 // mode; the host does it in routed mode).
-func (m *model) setPeer(n graph.Node) {
+func (m *Model) setPeer(n graph.Node) {
 	m.peers[n.Name] = n
-	m.st.setOwner(peerOwner(n.Name), pipeline.PeerFlows(m.cfg, m.tunnelPeer(n)), nil, nil)
+	m.st.setOwner(PeerOwner(n.Name), pipeline.PeerFlows(m.cfg, m.tunnelPeer(n)), nil, nil)
 }
 
-func (m *model) removePeer(name string) {
+func (m *Model) removePeer(name string) {
 	delete(m.peers, name)
-	m.st.removeOwner(peerOwner(name))
+	m.st.removeOwner(PeerOwner(name))
 }
 
 // tunnelPeer is a peer as the tunnel sees it: its address of the family
 // of this node's first address (the tunnel's own end), else its first.
-func (m *model) tunnelPeer(n graph.Node) pipeline.Peer {
+func (m *Model) tunnelPeer(n graph.Node) pipeline.Peer {
 	p := pipeline.Peer{Name: n.Name, PodCIDRs: n.PodCIDRs}
 	if len(n.IPs) == 0 {
 		return p
@@ -145,9 +145,9 @@ func (m *model) tunnelPeer(n graph.Node) pipeline.Peer {
 	return p
 }
 
-// servicePortOfOwner names the service port an owner key is of, if the
+// ServicePortOfOwner names the service port an owner key is of, if the
 // model has it.
-func (m *model) servicePortOfOwner(owner ownerKey) (graph.ServicePortName, bool) {
+func (m *Model) ServicePortOfOwner(owner OwnerKey) (graph.ServicePortName, bool) {
 	n, ok := owner.servicePort()
 	if !ok || m.sps[n] == nil {
 		return graph.ServicePortName{}, false
@@ -158,8 +158,8 @@ func (m *model) servicePortOfOwner(owner ownerKey) (graph.ServicePortName, bool)
 // setServicePort installs or replaces one service port. It returns the
 // UDP endpoints it no longer reaches (their conntrack entries are flushed
 // after the change is committed).
-func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
-	owner := servicePortOwner(sp.Name)
+func (m *Model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
+	owner := ServicePortOwner(sp.Name)
 	old := m.sps[sp.Name]
 	cfg := m.cfg
 	ids := func(slot string) uint32 { return m.st.alloc.id(owner, slot) }
@@ -180,12 +180,12 @@ func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 	m.st.alloc.keepOnly(owner, keep)
 	// The same configuration, service port and group IDs render the same
 	// flows (the owner's slots stay until it is set again).
-	again := func() rendering {
+	again := func() Rendering {
 		r := pipeline.ServiceFlows(cfg, sp, ids, nil)
-		return rendering{r.AllFlows(), r.Groups}
+		return Rendering{r.AllFlows(), r.Groups}
 	}
 	m.st.setOwner(owner, res.AllFlows(), res.Groups, again)
-	m.host.replace(old, sp)
+	m.host.Replace(old, sp)
 	m.setUDPFragments(m.udp.update(sp.Name, old, sp))
 	m.sps[sp.Name] = sp
 	if res.AffinityClamped {
@@ -197,12 +197,12 @@ func (m *model) setServicePort(sp *graph.ServicePort) []graph.Endpoint {
 }
 
 // removeServicePort drops a service port; it returns its UDP endpoints.
-func (m *model) removeServicePort(n graph.ServicePortName) []graph.Endpoint {
-	owner := servicePortOwner(n)
+func (m *Model) removeServicePort(n graph.ServicePortName) []graph.Endpoint {
+	owner := ServicePortOwner(n)
 	old := m.sps[n]
 	m.st.removeOwner(owner)
 	m.st.alloc.keepOnly(owner, nil)
-	m.host.replace(old, nil)
+	m.host.Replace(old, nil)
 	m.setUDPFragments(m.udp.update(n, old, nil))
 	delete(m.sps, n)
 	delete(m.trees, n)
@@ -246,8 +246,8 @@ func holds(lists [3]graph.EndpointList, e graph.Endpoint) bool {
 	return false
 }
 
-// servesUDP reports whether a UDP service port reaches e now.
-func (m *model) servesUDP(e graph.Endpoint) bool {
+// ServesUDP reports whether a UDP service port reaches e now.
+func (m *Model) ServesUDP(e graph.Endpoint) bool {
 	for _, sp := range m.sps {
 		if sp.Name.Protocol == graph.UDP && holds(sp.EndpointLists(), e) {
 			return true
@@ -256,9 +256,9 @@ func (m *model) servesUDP(e graph.Endpoint) bool {
 	return false
 }
 
-// sync takes a snapshot: replace everything.
-func (m *model) sync(s graph.Snapshot) []graph.Endpoint {
-	m.setNode(s.Node)
+// Sync takes a snapshot: replace everything.
+func (m *Model) Sync(s graph.Snapshot) []graph.Endpoint {
+	m.SetNode(s.Node)
 	want := graph.PeersOf(s.Peers)
 	for name := range m.peers {
 		if _, ok := want[name]; !ok {
@@ -277,7 +277,7 @@ func (m *model) sync(s graph.Snapshot) []graph.Endpoint {
 
 // perServicePort keeps the model's service ports, gathering the endpoints
 // whose UDP conntrack entries went stale; an unchanged one is left as is.
-func (m *model) perServicePort(stale *[]graph.Endpoint) dataplanes.PerServicePort {
+func (m *Model) perServicePort(stale *[]graph.Endpoint) dataplanes.PerServicePort {
 	return dataplanes.PerServicePort{
 		Set: func(sp *graph.ServicePort) {
 			if old := m.sps[sp.Name]; old == nil || !graph.Equal(old, sp) {
@@ -288,10 +288,10 @@ func (m *model) perServicePort(stale *[]graph.Endpoint) dataplanes.PerServicePor
 	}
 }
 
-// apply takes a delta.
-func (m *model) apply(d graph.Delta) []graph.Endpoint {
+// Apply takes a delta.
+func (m *Model) Apply(d graph.Delta) []graph.Endpoint {
 	if d.Node != nil {
-		m.setNode(*d.Node)
+		m.SetNode(*d.Node)
 	}
 	for _, name := range d.RemovedPeers {
 		m.removePeer(name)
@@ -304,21 +304,21 @@ func (m *model) apply(d graph.Delta) []graph.Endpoint {
 	return stale
 }
 
-// render writes the desired groups and flows as ovs-ofctl text: first the
+// Render writes the desired groups and flows as ovs-ofctl text: first the
 // groups (`ovs-ofctl -O OpenFlow15 add-groups BR FILE`), then a line
 // "# flows", then the flows (`add-flows`).
-func (m *model) render(w io.Writer) error {
+func (m *Model) Render(w io.Writer) error {
 	var groups []*of.Group
-	rendered := map[ownerKey]rendering{}
+	rendered := map[OwnerKey]Rendering{}
 	for id := range m.st.groups {
-		if g := m.st.groupOf(id, rendered); g != nil {
+		if g := m.st.GroupOf(id, rendered); g != nil {
 			groups = append(groups, g)
 		}
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
 	var flows []*of.Flow
 	for c := range m.st.flows {
-		if f := m.st.flowOf(c, rendered); f != nil {
+		if f := m.st.FlowOf(c, rendered); f != nil {
 			flows = append(flows, f)
 		}
 	}
@@ -348,11 +348,34 @@ func (m *model) render(w io.Writer) error {
 	return nil
 }
 
-// servicePortOf is the service port that wants the flow with cookie
+// ServicePortOf is the service port that wants the flow with cookie
 // alone (a flow several want is pinned to none).
-func (m *model) servicePortOf(cookie uint64) (graph.ServicePortName, bool) {
+func (m *Model) ServicePortOf(cookie uint64) (graph.ServicePortName, bool) {
 	if e := m.st.flows[cookie]; e != nil {
-		return m.servicePortOfOwner(e.owner)
+		return m.ServicePortOfOwner(e.owner)
 	}
 	return graph.ServicePortName{}, false
+}
+
+// State is the desired-versus-installed state the model keeps.
+func (m *Model) State() *State { return m.st }
+
+// Config is the pipeline's configuration (read-only).
+func (m *Model) Config() *pipeline.Config { return m.cfg }
+
+// Host is the model's host side: the frontends, captures and NodePorts the
+// host routes into the bridge.
+func (m *Model) Host() *HostModel { return m.host }
+
+// Node is this node, as the graph last gave it.
+func (m *Model) Node() graph.Node { return m.node }
+
+// Clamped lists the service ports whose affinity timeout was cut to what
+// OVS holds, with the timeout each asked for.
+func (m *Model) Clamped() map[graph.ServicePortName]int32 {
+	out := make(map[graph.ServicePortName]int32, len(m.clamped))
+	for n := range m.clamped {
+		out[n] = m.sps[n].SessionAffinity.TimeoutSeconds
+	}
+	return out
 }
