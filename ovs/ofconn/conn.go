@@ -56,15 +56,16 @@ type Conn struct {
 	bulkMu sync.Mutex // one bundle or dump at a time
 	bulk   Link       // what bundles and dumps go over (bulkconn.go), dialled by dial
 	dial   func(context.Context) (Link, error)
+	over   bool // made by Over: Send goes over the link
 }
 
 // Over returns a connection whose bundles and dumps go over the links
 // dial makes (one at a time; another once one is Broken), named name in
 // errors: a switch's stand-in (ofconntest.InMemory). It is connected from
-// the start, has no packet-ins, and its packet-outs fail with
-// ErrNotConnected.
+// the start and has no packet-ins; Send hands a message to the link if it
+// is a MessageSender, and fails with ErrNotConnected otherwise.
 func Over(name string, dial func(context.Context) (Link, error)) *Conn {
-	c := &Conn{socket: name, stop: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{}), connected: 1, dial: dial}
+	c := &Conn{socket: name, stop: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{}), connected: 1, dial: dial, over: true}
 	close(c.done)
 	close(c.ready)
 	return c
@@ -183,6 +184,9 @@ func (c *Conn) Connections() int {
 // Send sends one message outside a bundle (packet-outs). The message must
 // not be changed afterwards: ofnet marshals it later.
 func (c *Conn) Send(msg util.Message) error {
+	if c.over {
+		return c.sendOverLink(msg)
+	}
 	sw, err := c.current()
 	if err != nil {
 		return err
@@ -260,4 +264,24 @@ func (c *Conn) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stats
+}
+
+// MessageSender is a Link that also takes single messages (packet-outs).
+type MessageSender interface {
+	Send(msg util.Message) error
+}
+
+// sendOverLink hands msg to the link of a connection made by Over.
+func (c *Conn) sendOverLink(msg util.Message) error {
+	c.bulkMu.Lock()
+	defer c.bulkMu.Unlock()
+	l, err := c.bulkLink(context.Background())
+	if err != nil {
+		return err
+	}
+	s, ok := l.(MessageSender)
+	if !ok {
+		return fmt.Errorf("%w (%s: no packet-outs)", ErrNotConnected, c.socket)
+	}
+	return s.Send(msg)
 }

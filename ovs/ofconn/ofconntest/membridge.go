@@ -2,7 +2,6 @@ package ofconntest
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -50,6 +49,7 @@ type Bridge struct {
 	fault  Fault
 	refuse *Refusal
 	link   *memLink // the link last dialled
+	outs   []*openflow15.PacketOut
 }
 
 // Refusal is a fault the bridge meets at every commit until it is lifted:
@@ -190,51 +190,6 @@ func FlowDumpText(f *of.Flow) string {
 // GroupDumpText is a group as Bridge.Dump lists it.
 func GroupDumpText(g *of.Group) string { return g.Text() }
 
-// memLink is a Conn's link to the bridge.
-type memLink struct {
-	br   *Bridge
-	lost bool
-}
-
-func (l *memLink) Broken() bool {
-	l.br.mu.Lock()
-	defer l.br.mu.Unlock()
-	return l.lost
-}
-
-func (l *memLink) Close() {
-	l.br.mu.Lock()
-	l.lost = true
-	l.br.mu.Unlock()
-}
-
-var errLost = errors.New("in-memory bridge: connection lost")
-
-func (l *memLink) Transact(_ context.Context, b *ofconn.Batch, beforeCommit func()) error {
-	l.br.mu.Lock()
-	defer l.br.mu.Unlock()
-	if l.lost {
-		return errLost
-	}
-	return l.br.transactLocked(b, func(commit func() error) error {
-		fault := l.br.fault
-		l.br.fault = NoFault
-		if beforeCommit != nil {
-			beforeCommit()
-		}
-		if fault == LoseBeforeCommit {
-			l.lost = true
-			return fmt.Errorf("bundle commit (%d messages): %w", b.Len(), errLost)
-		}
-		err := commit()
-		if err == nil && fault == LoseAfterCommit {
-			l.lost = true
-			return fmt.Errorf("bundle commit (%d messages): %w", b.Len(), errLost)
-		}
-		return err
-	})
-}
-
 // transactLocked decodes the batch's messages (refusing the bundle if any
 // is refused when added), then commits them through commit (nil: at once).
 func (br *Bridge) transactLocked(b *ofconn.Batch, around func(commit func() error) error) error {
@@ -347,42 +302,11 @@ func apply(flows map[flowKey]*memFlow, groups map[uint32]*memGroup, m *bridgeMsg
 	return refusal{}, true
 }
 
-// multipart answers a flow or group description request.
-func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry func([]byte) error) error {
-	l.br.mu.Lock()
-	defer l.br.mu.Unlock()
-	if l.lost {
-		return errLost
-	}
-	var b []byte
-	switch typ {
-	case openflow15.MultipartType_FlowDesc:
-		if len(body) < ofconn.FlowDescRequestLen {
-			return refusal{openflow15.ET_BAD_REQUEST, openflow15.BRC_BAD_LEN}
-		}
-		table, cookie, mask := body[0], binary.BigEndian.Uint64(body[16:]), binary.BigEndian.Uint64(body[24:])
-		keys := slices.SortedFunc(maps.Keys(l.br.flows), func(a, b flowKey) int {
-			if a.table != b.table {
-				return int(a.table) - int(b.table)
-			}
-			return int(b.priority) - int(a.priority)
-		})
-		for _, k := range keys {
-			f := l.br.flows[k]
-			if (table == openflow15.OFPTT_ALL || table == k.table) && f.cookie&mask == cookie&mask {
-				if err := entry(appendFlowDesc(b[:0], f)); err != nil {
-					return err
-				}
-			}
-		}
-	case openflow15.MultipartType_GroupDesc:
-		for _, g := range l.br.sortedGroups() {
-			if err := entry(appendGroupDesc(b[:0], g)); err != nil {
-				return err
-			}
-		}
-	default:
-		return fmt.Errorf("multipart type %d: %w", typ, errNotModelled)
-	}
-	return nil
+// PacketOuts returns the packet-outs sent so far and forgets them.
+func (br *Bridge) PacketOuts() []*openflow15.PacketOut {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	outs := br.outs
+	br.outs = nil
+	return outs
 }

@@ -1,0 +1,119 @@
+package ofconntest
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"antrea.io/libOpenflow/openflow15"
+	"antrea.io/libOpenflow/util"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+)
+
+// A Conn's link to the bridge (ofconn.Link and ofconn.MessageSender):
+// bundles, dumps and packet-outs.
+
+// memLink is a Conn's link to the bridge.
+type memLink struct {
+	br   *Bridge
+	lost bool
+}
+
+func (l *memLink) Broken() bool {
+	l.br.mu.Lock()
+	defer l.br.mu.Unlock()
+	return l.lost
+}
+
+func (l *memLink) Close() {
+	l.br.mu.Lock()
+	l.lost = true
+	l.br.mu.Unlock()
+}
+
+var errLost = errors.New("in-memory bridge: connection lost")
+
+func (l *memLink) Transact(_ context.Context, b *ofconn.Batch, beforeCommit func()) error {
+	l.br.mu.Lock()
+	defer l.br.mu.Unlock()
+	if l.lost {
+		return errLost
+	}
+	return l.br.transactLocked(b, func(commit func() error) error {
+		fault := l.br.fault
+		l.br.fault = NoFault
+		if beforeCommit != nil {
+			beforeCommit()
+		}
+		if fault == LoseBeforeCommit {
+			l.lost = true
+			return fmt.Errorf("bundle commit (%d messages): %w", b.Len(), errLost)
+		}
+		err := commit()
+		if err == nil && fault == LoseAfterCommit {
+			l.lost = true
+			return fmt.Errorf("bundle commit (%d messages): %w", b.Len(), errLost)
+		}
+		return err
+	})
+}
+
+// multipart answers a flow or group description request.
+func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry func([]byte) error) error {
+	l.br.mu.Lock()
+	defer l.br.mu.Unlock()
+	if l.lost {
+		return errLost
+	}
+	var b []byte
+	switch typ {
+	case openflow15.MultipartType_FlowDesc:
+		if len(body) < ofconn.FlowDescRequestLen {
+			return refusal{openflow15.ET_BAD_REQUEST, openflow15.BRC_BAD_LEN}
+		}
+		table, cookie, mask := body[0], binary.BigEndian.Uint64(body[16:]), binary.BigEndian.Uint64(body[24:])
+		keys := slices.SortedFunc(maps.Keys(l.br.flows), func(a, b flowKey) int {
+			if a.table != b.table {
+				return int(a.table) - int(b.table)
+			}
+			return int(b.priority) - int(a.priority)
+		})
+		for _, k := range keys {
+			f := l.br.flows[k]
+			if (table == openflow15.OFPTT_ALL || table == k.table) && f.cookie&mask == cookie&mask {
+				if err := entry(appendFlowDesc(b[:0], f)); err != nil {
+					return err
+				}
+			}
+		}
+	case openflow15.MultipartType_GroupDesc:
+		for _, g := range l.br.sortedGroups() {
+			if err := entry(appendGroupDesc(b[:0], g)); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("multipart type %d: %w", typ, errNotModelled)
+	}
+	return nil
+}
+
+// Send takes a packet-out (ofconn.MessageSender), as the switch would
+// send its packet; the bridge keeps it for PacketOuts. Anything else is
+// not modelled.
+func (l *memLink) Send(msg util.Message) error {
+	l.br.mu.Lock()
+	defer l.br.mu.Unlock()
+	if l.lost {
+		return errLost
+	}
+	po, ok := msg.(*openflow15.PacketOut)
+	if !ok {
+		return fmt.Errorf("%T: %w", msg, errNotModelled)
+	}
+	l.br.outs = append(l.br.outs, po)
+	return nil
+}
