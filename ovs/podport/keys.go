@@ -6,7 +6,7 @@ import (
 )
 
 // External IDs the plugin writes on a pod's OVSDB interface; the OVS
-// driver reads the first three (ovs/ports.go).
+// driver reads the first three (ovs/engine/ports.go).
 const (
 	KeyPodIPs      = "switchyard.io/pod-ips"      // comma-separated, one per family
 	KeyPodMAC      = "switchyard.io/pod-mac"      // the pod side's MAC

@@ -13,14 +13,8 @@ import (
 // each plugged by the ovs-vswitchd stand-in with its own port number and
 // MAC; one deleted is gone; a bridge's deletion takes its ports along.
 func TestClientAgainstTheInMemoryServer(t *testing.T) {
-	s := Start(t, t.TempDir())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := ovsdb.Connect(ctx, s.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c, ctx := startWithClient(t)
+	var err error
 	if err := c.EnsureBridge(ctx, "br-sy", "netdev"); err != nil {
 		t.Fatal(err)
 	}
@@ -68,4 +62,19 @@ func TestClientAgainstTheInMemoryServer(t *testing.T) {
 	if d := cmp.Diff(map[string]string{"k": "v"}, i.ExternalIDs); d != "" {
 		t.Errorf("external_ids (-want +got):\n%s", d)
 	}
+}
+
+// startWithClient starts a server for the test and connects our client
+// to it; both go when the test ends.
+func startWithClient(t *testing.T) (*Server, *ovsdb.Client, context.Context) {
+	t.Helper()
+	s := Start(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	c, err := ovsdb.Connect(ctx, s.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return s, c, ctx
 }

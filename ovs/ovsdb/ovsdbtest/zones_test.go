@@ -58,14 +58,7 @@ func zonesOf(t *testing.T, ctx context.Context, c client.Client, dpType string) 
 // changed timeouts updated; a zone with another component's policy left
 // alone and named; removal takes ours only.
 func TestZoneTimeouts(t *testing.T) {
-	s := Start(t, t.TempDir())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := ovsdb.Connect(ctx, s.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	s, c, ctx := startWithClient(t)
 	dbModel, err := vswitch.FullDatabaseModel()
 	if err != nil {
 		t.Fatal(err)
