@@ -45,173 +45,180 @@ var (
 	n1   = graph.Node{Name: "node-1", Zone: "zone-a"}
 )
 
+// endpointSetCase is a Service and its slices, with the endpoint lists
+// each port gets on n1.
+type endpointSetCase struct {
+	name   string
+	svc    *v1.Service
+	slices []*discovery.EndpointSlice
+	want   map[string]view // by port name
+}
+
+// endpointSetCases are the situations TestServiceEndpointSets checks;
+// explain's tests reuse them.
+var endpointSetCases = []endpointSetCase{{
+	name: "ClusterIP: ready endpoints from every node",
+	svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2")), Endpoint("10.244.3.5", NotReady))},
+	want: map[string]view{"http": {internal: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4"}},
+}, {
+	name: "ports are matched by name and protocol",
+	svc: Service(ns, "dns", ClusterIPs("10.96.0.10"),
+		Port("dns", udp, 53, 0), Port("dns-tcp", tcp, 53, 0), Port("metrics", tcp, 9153, 0)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "dns-1", "dns", v4,
+		SlicePort("dns", udp, 5353), SlicePort("dns-tcp", tcp, 5353), SlicePort("metrics", udp, 9153),
+		Endpoint("10.244.1.5"))},
+	want: map[string]view{
+		"dns":     {internal: "10.244.1.5:5353", usable: "IPv4"},
+		"dns-tcp": {internal: "10.244.1.5:5353", usable: "IPv4"},
+		"metrics": {usable: ""}, // the slice's metrics port is UDP: no match
+	},
+}, {
+	name: "named target port with different numbers per slice keeps both",
+	svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{
+		Slice(ns, "web-a", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5")),
+		Slice(ns, "web-b", "web", v4, SlicePort("http", tcp, 9090), Endpoint("10.244.1.6")),
+	},
+	want: map[string]view{"http": {internal: "10.244.1.5:8080 10.244.1.6:9090", usable: "IPv4"}},
+}, {
+	name: "an endpoint in two slices appears once, its non-terminating copy wins",
+	svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{
+		Slice(ns, "web-a", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5"), Endpoint("10.244.1.6", Terminating)),
+		Slice(ns, "web-b", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5", Terminating), Endpoint("10.244.1.6")),
+	},
+	want: map[string]view{"http": {internal: "10.244.1.5:8080 10.244.1.6:8080", usable: "IPv4"}},
+}, {
+	name: "dual-stack: each family is categorized on its own",
+	svc:  Service(ns, "web", ClusterIPs("10.96.0.10", "fd00::10"), Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{
+		Slice(ns, "web-v4", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5"), Endpoint("10.244.1.6", Terminating)),
+		Slice(ns, "web-v6", "web", v6, SlicePort("http", tcp, 8080), Endpoint("fd00:244::6", Terminating)),
+	},
+	// IPv4 has a ready endpoint, so its terminating one is unused; IPv6
+	// has none ready, so it falls back to its serving-terminating one.
+	want: map[string]view{"http": {internal: "10.244.1.5:8080 [fd00:244::6]:8080", usable: "IPv4,IPv6"}},
+}, {
+	name: "dual-stack with endpoints of one family only: the other rejects",
+	svc:  Service(ns, "web", ClusterIPs("fd00::10", "10.96.0.10"), Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{
+		Slice(ns, "web-v4", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5")),
+	},
+	want: map[string]view{"http": {internal: "10.244.1.5:8080", usable: "IPv4"}},
+}, {
+	name: "single-stack IPv4 service ignores IPv6 slices",
+	svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{
+		Slice(ns, "web-v6", "web", v6, SlicePort("http", tcp, 8080), Endpoint("fd00:244::6")),
+	},
+	want: map[string]view{"http": {usable: ""}},
+}, {
+	name: "NodePort, ETP=Local: outside traffic local only, node-originated traffic short-circuits to all",
+	svc: Service(ns, "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), ETPLocal,
+		Port("http", tcp, 80, 30080)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2")))},
+	want: map[string]view{"http": {
+		internal: "10.244.1.5:8080 10.244.2.5:8080", external: "10.244.1.5:8080",
+		shortCircuit: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4",
+	}},
+}, {
+	name: "NodePort, ETP=Local, no local endpoint: external list empty but endpoints exist (drop)",
+	svc: Service(ns, "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), ETPLocal,
+		Port("http", tcp, 80, 30080)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.2.5", OnNode("node-2")))},
+	want: map[string]view{"http": {
+		internal: "10.244.2.5:8080", shortCircuit: "10.244.2.5:8080", usable: "IPv4",
+	}},
+}, {
+	name: "NodePort, ETP=Local, local endpoint only terminating: used for external, not internal",
+	svc: Service(ns, "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), ETPLocal,
+		Port("http", tcp, 80, 30080)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.1.5", OnNode("node-1"), Terminating), Endpoint("10.244.2.5", OnNode("node-2")))},
+	want: map[string]view{"http": {
+		internal: "10.244.2.5:8080", external: "10.244.1.5:8080", shortCircuit: "10.244.2.5:8080", usable: "IPv4",
+	}},
+}, {
+	name: "NodePort, ETP=Cluster: external equals internal, no short-circuit list",
+	svc: Service(ns, "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort),
+		Port("http", tcp, 80, 30080)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2")))},
+	want: map[string]view{"http": {
+		internal: "10.244.1.5:8080 10.244.2.5:8080", external: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4",
+	}},
+}, {
+	name: "ITP=Local: ClusterIP reaches local endpoints only, NodePort all",
+	svc: Service(ns, "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), ITPLocal,
+		Port("http", tcp, 80, 30080)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2")))},
+	want: map[string]view{"http": {
+		internal: "10.244.1.5:8080", external: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4",
+	}},
+}, {
+	name: "ITP=Local, no local endpoint: internal empty, endpoints exist (drop)",
+	svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), ITPLocal, Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.2.5", OnNode("node-2")))},
+	want: map[string]view{"http": {usable: "IPv4"}},
+}, {
+	name: "no slices at all: nothing usable (reject)",
+	svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
+	want: map[string]view{"http": {usable: ""}},
+}, {
+	name: "ExternalIP on a ClusterIP service with ETP=Local is externally accessible",
+	svc: Service(ns, "web", ClusterIPs("10.96.0.10"), ExternalIPs("192.0.2.10"), ETPLocal,
+		Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2")))},
+	want: map[string]view{"http": {
+		internal: "10.244.1.5:8080 10.244.2.5:8080", external: "10.244.1.5:8080",
+		shortCircuit: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4",
+	}},
+}, {
+	name: "dual-stack ClusterIP with an IPv4 ExternalIP and ETP=Local: only IPv4 is external",
+	svc: Service(ns, "web", ClusterIPs("10.96.0.10", "fd00::10"), ExternalIPs("192.0.2.10"), ETPLocal,
+		Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{
+		Slice(ns, "web-v4", "web", v4, SlicePort("http", tcp, 8080),
+			Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2"))),
+		Slice(ns, "web-v6", "web", v6, SlicePort("http", tcp, 8080), Endpoint("fd00:244::5", OnNode("node-1"))),
+	},
+	want: map[string]view{"http": {
+		internal: "10.244.1.5:8080 10.244.2.5:8080 [fd00:244::5]:8080", external: "10.244.1.5:8080",
+		shortCircuit: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4,IPv6",
+	}},
+}, {
+	name: "zone hints through real slices and the node's zone",
+	svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.1.5", ZoneHints("zone-a")), Endpoint("10.244.2.5", ZoneHints("zone-b")))},
+	want: map[string]view{"http": {internal: "10.244.1.5:8080", usable: "IPv4"}},
+}, {
+	name: "node hints through real slices",
+	svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
+		Endpoint("10.244.1.5", NodeHints("node-2"), ZoneHints("zone-a")),
+		Endpoint("10.244.2.5", NodeHints("node-1"), ZoneHints("zone-a")))},
+	want: map[string]view{"http": {internal: "10.244.2.5:8080", usable: "IPv4"}},
+}, {
+	name: "UDP and SCTP ports",
+	svc:  Service(ns, "multi", ClusterIPs("10.96.0.10"), Port("u", udp, 53, 0), Port("s", sctp, 9999, 0)),
+	slices: []*discovery.EndpointSlice{Slice(ns, "multi-1", "multi", v4,
+		SlicePort("u", udp, 53), SlicePort("s", sctp, 9999), Endpoint("10.244.1.5"))},
+	want: map[string]view{
+		"u": {internal: "10.244.1.5:53", usable: "IPv4"},
+		"s": {internal: "10.244.1.5:9999", usable: "IPv4"},
+	},
+}}
+
 func TestServiceEndpointSets(t *testing.T) {
-	cases := []struct {
-		name   string
-		svc    *v1.Service
-		slices []*discovery.EndpointSlice
-		want   map[string]view // by port name
-	}{{
-		name: "ClusterIP: ready endpoints from every node",
-		svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
-			Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2")), Endpoint("10.244.3.5", NotReady))},
-		want: map[string]view{"http": {internal: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4"}},
-	}, {
-		name: "ports are matched by name and protocol",
-		svc: Service(ns, "dns", ClusterIPs("10.96.0.10"),
-			Port("dns", udp, 53, 0), Port("dns-tcp", tcp, 53, 0), Port("metrics", tcp, 9153, 0)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "dns-1", "dns", v4,
-			SlicePort("dns", udp, 5353), SlicePort("dns-tcp", tcp, 5353), SlicePort("metrics", udp, 9153),
-			Endpoint("10.244.1.5"))},
-		want: map[string]view{
-			"dns":     {internal: "10.244.1.5:5353", usable: "IPv4"},
-			"dns-tcp": {internal: "10.244.1.5:5353", usable: "IPv4"},
-			"metrics": {usable: ""}, // the slice's metrics port is UDP: no match
-		},
-	}, {
-		name: "named target port with different numbers per slice keeps both",
-		svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{
-			Slice(ns, "web-a", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5")),
-			Slice(ns, "web-b", "web", v4, SlicePort("http", tcp, 9090), Endpoint("10.244.1.6")),
-		},
-		want: map[string]view{"http": {internal: "10.244.1.5:8080 10.244.1.6:9090", usable: "IPv4"}},
-	}, {
-		name: "an endpoint in two slices appears once, its non-terminating copy wins",
-		svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{
-			Slice(ns, "web-a", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5"), Endpoint("10.244.1.6", Terminating)),
-			Slice(ns, "web-b", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5", Terminating), Endpoint("10.244.1.6")),
-		},
-		want: map[string]view{"http": {internal: "10.244.1.5:8080 10.244.1.6:8080", usable: "IPv4"}},
-	}, {
-		name: "dual-stack: each family is categorized on its own",
-		svc:  Service(ns, "web", ClusterIPs("10.96.0.10", "fd00::10"), Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{
-			Slice(ns, "web-v4", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5"), Endpoint("10.244.1.6", Terminating)),
-			Slice(ns, "web-v6", "web", v6, SlicePort("http", tcp, 8080), Endpoint("fd00:244::6", Terminating)),
-		},
-		// IPv4 has a ready endpoint, so its terminating one is unused; IPv6
-		// has none ready, so it falls back to its serving-terminating one.
-		want: map[string]view{"http": {internal: "10.244.1.5:8080 [fd00:244::6]:8080", usable: "IPv4,IPv6"}},
-	}, {
-		name: "dual-stack with endpoints of one family only: the other rejects",
-		svc:  Service(ns, "web", ClusterIPs("fd00::10", "10.96.0.10"), Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{
-			Slice(ns, "web-v4", "web", v4, SlicePort("http", tcp, 8080), Endpoint("10.244.1.5")),
-		},
-		want: map[string]view{"http": {internal: "10.244.1.5:8080", usable: "IPv4"}},
-	}, {
-		name: "single-stack IPv4 service ignores IPv6 slices",
-		svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{
-			Slice(ns, "web-v6", "web", v6, SlicePort("http", tcp, 8080), Endpoint("fd00:244::6")),
-		},
-		want: map[string]view{"http": {usable: ""}},
-	}, {
-		name: "NodePort, ETP=Local: outside traffic local only, node-originated traffic short-circuits to all",
-		svc: Service(ns, "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), ETPLocal,
-			Port("http", tcp, 80, 30080)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
-			Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2")))},
-		want: map[string]view{"http": {
-			internal: "10.244.1.5:8080 10.244.2.5:8080", external: "10.244.1.5:8080",
-			shortCircuit: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4",
-		}},
-	}, {
-		name: "NodePort, ETP=Local, no local endpoint: external list empty but endpoints exist (drop)",
-		svc: Service(ns, "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), ETPLocal,
-			Port("http", tcp, 80, 30080)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
-			Endpoint("10.244.2.5", OnNode("node-2")))},
-		want: map[string]view{"http": {
-			internal: "10.244.2.5:8080", shortCircuit: "10.244.2.5:8080", usable: "IPv4",
-		}},
-	}, {
-		name: "NodePort, ETP=Local, local endpoint only terminating: used for external, not internal",
-		svc: Service(ns, "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), ETPLocal,
-			Port("http", tcp, 80, 30080)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
-			Endpoint("10.244.1.5", OnNode("node-1"), Terminating), Endpoint("10.244.2.5", OnNode("node-2")))},
-		want: map[string]view{"http": {
-			internal: "10.244.2.5:8080", external: "10.244.1.5:8080", shortCircuit: "10.244.2.5:8080", usable: "IPv4",
-		}},
-	}, {
-		name: "NodePort, ETP=Cluster: external equals internal, no short-circuit list",
-		svc: Service(ns, "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort),
-			Port("http", tcp, 80, 30080)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
-			Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2")))},
-		want: map[string]view{"http": {
-			internal: "10.244.1.5:8080 10.244.2.5:8080", external: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4",
-		}},
-	}, {
-		name: "ITP=Local: ClusterIP reaches local endpoints only, NodePort all",
-		svc: Service(ns, "web", ClusterIPs("10.96.0.10"), Type(v1.ServiceTypeNodePort), ITPLocal,
-			Port("http", tcp, 80, 30080)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
-			Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2")))},
-		want: map[string]view{"http": {
-			internal: "10.244.1.5:8080", external: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4",
-		}},
-	}, {
-		name: "ITP=Local, no local endpoint: internal empty, endpoints exist (drop)",
-		svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), ITPLocal, Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
-			Endpoint("10.244.2.5", OnNode("node-2")))},
-		want: map[string]view{"http": {usable: "IPv4"}},
-	}, {
-		name: "no slices at all: nothing usable (reject)",
-		svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
-		want: map[string]view{"http": {usable: ""}},
-	}, {
-		name: "ExternalIP on a ClusterIP service with ETP=Local is externally accessible",
-		svc: Service(ns, "web", ClusterIPs("10.96.0.10"), ExternalIPs("192.0.2.10"), ETPLocal,
-			Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
-			Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2")))},
-		want: map[string]view{"http": {
-			internal: "10.244.1.5:8080 10.244.2.5:8080", external: "10.244.1.5:8080",
-			shortCircuit: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4",
-		}},
-	}, {
-		name: "dual-stack ClusterIP with an IPv4 ExternalIP and ETP=Local: only IPv4 is external",
-		svc: Service(ns, "web", ClusterIPs("10.96.0.10", "fd00::10"), ExternalIPs("192.0.2.10"), ETPLocal,
-			Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{
-			Slice(ns, "web-v4", "web", v4, SlicePort("http", tcp, 8080),
-				Endpoint("10.244.1.5", OnNode("node-1")), Endpoint("10.244.2.5", OnNode("node-2"))),
-			Slice(ns, "web-v6", "web", v6, SlicePort("http", tcp, 8080), Endpoint("fd00:244::5", OnNode("node-1"))),
-		},
-		want: map[string]view{"http": {
-			internal: "10.244.1.5:8080 10.244.2.5:8080 [fd00:244::5]:8080", external: "10.244.1.5:8080",
-			shortCircuit: "10.244.1.5:8080 10.244.2.5:8080", usable: "IPv4,IPv6",
-		}},
-	}, {
-		name: "zone hints through real slices and the node's zone",
-		svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
-			Endpoint("10.244.1.5", ZoneHints("zone-a")), Endpoint("10.244.2.5", ZoneHints("zone-b")))},
-		want: map[string]view{"http": {internal: "10.244.1.5:8080", usable: "IPv4"}},
-	}, {
-		name: "node hints through real slices",
-		svc:  Service(ns, "web", ClusterIPs("10.96.0.10"), Port("http", tcp, 80, 0)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "web-1", "web", v4, SlicePort("http", tcp, 8080),
-			Endpoint("10.244.1.5", NodeHints("node-2"), ZoneHints("zone-a")),
-			Endpoint("10.244.2.5", NodeHints("node-1"), ZoneHints("zone-a")))},
-		want: map[string]view{"http": {internal: "10.244.2.5:8080", usable: "IPv4"}},
-	}, {
-		name: "UDP and SCTP ports",
-		svc:  Service(ns, "multi", ClusterIPs("10.96.0.10"), Port("u", udp, 53, 0), Port("s", sctp, 9999, 0)),
-		slices: []*discovery.EndpointSlice{Slice(ns, "multi-1", "multi", v4,
-			SlicePort("u", udp, 53), SlicePort("s", sctp, 9999), Endpoint("10.244.1.5"))},
-		want: map[string]view{
-			"u": {internal: "10.244.1.5:53", usable: "IPv4"},
-			"s": {internal: "10.244.1.5:9999", usable: "IPv4"},
-		},
-	}}
-	for _, tc := range cases {
+	for _, tc := range endpointSetCases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := fromAPI(tc.svc, tc.slices, n1, Options{})
 			if res.Skipped != "" {

@@ -3,10 +3,12 @@ package build
 import (
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/core/object"
 )
 
@@ -157,4 +159,65 @@ func TestExplanationsHoldOfTheirEndpoints(t *testing.T) {
 			check("local", x.UsesLocal, v.InLocal, v.NotLocal)
 		}
 	}
+}
+
+// Explain agrees with ServicePorts in every situation the builder's
+// tests check: each port's internal and external lists are the endpoints
+// Explain puts in the list each kind of frontend uses, in order.
+func TestExplainAgreesWithTheGraph(t *testing.T) {
+	var conv object.Converter
+	for _, tc := range endpointSetCases {
+		t.Run(tc.name, func(t *testing.T) {
+			var sl []*object.EndpointSlice
+			for _, s := range tc.slices {
+				sl = append(sl, conv.EndpointSlice(s))
+			}
+			svc := conv.Service(tc.svc)
+			built := ServicePorts(svc, sl, n1, Options{})
+			x := Explain(svc, sl, n1, Options{})
+			if len(x.Ports) != len(built.Ports) || x.Skipped != built.Skipped {
+				t.Fatalf("explained %d ports (skipped %q), built %d (skipped %q)", len(x.Ports), x.Skipped, len(built.Ports), built.Skipped)
+			}
+			byName := map[graph.ServicePortName]PortExplanation{}
+			for _, p := range x.Ports {
+				byName[p.Name] = p
+			}
+			for _, sp := range built.Ports {
+				p, ok := byName[sp.Name]
+				if !ok {
+					t.Fatalf("%s not explained", sp.Name)
+				}
+				var internal, external []string
+				for _, f := range p.Families {
+					internal = append(internal, inList(f, f.Internal)...)
+					external = append(external, inList(f, f.External)...)
+				}
+				if got, want := strings.Join(external, " "), endpointsText(sp.ExternalEndpoints); got != want {
+					t.Errorf("%s external: explained %q, built %q", sp.Name, got, want)
+				}
+				if got, want := strings.Join(internal, " "), endpointsText(sp.InternalEndpoints); got != want {
+					t.Errorf("%s internal: explained %q, built %q", sp.Name, got, want)
+				}
+			}
+		})
+	}
+}
+
+// inList lists the endpoints of a family in the list named ("": none).
+func inList(f FamilyExplanation, list string) []string {
+	var out []string
+	for _, v := range f.Endpoints {
+		if list == ListCluster && v.InCluster || list == ListLocal && v.InLocal {
+			out = append(out, v.Endpoint.String())
+		}
+	}
+	return out
+}
+
+func endpointsText(l graph.EndpointList) string {
+	var out []string
+	for e := range l.All() {
+		out = append(out, e.AddrPort().String())
+	}
+	return strings.Join(out, " ")
 }
