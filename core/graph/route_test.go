@@ -21,8 +21,8 @@ func TestRoutes(t *testing.T) {
 		ExternalIPs: []netip.Addr{a("192.0.2.10")}, LoadBalancerIPs: []netip.Addr{a("198.51.100.7"), a("2001:db8::7")},
 		LoadBalancerSourceRanges: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")},
 		ExternalTrafficPolicy:    PolicyLocal, UsableFamilies: FamilySet(0).With(IPv4).With(IPv6),
-		InternalEndpoints:        EndpointListOf(here, there, v6), ExternalEndpoints: EndpointListOf(here, v6),
-		ShortCircuitEndpoints:    EndpointListOf(here, there, v6)}
+		InternalEndpoints: EndpointListOf(here, there, v6), ExternalEndpoints: EndpointListOf(here, v6),
+		ShortCircuitEndpoints: EndpointListOf(here, there, v6)}
 	empty := &ServicePort{Name: ServicePortName{Namespace: "ns", Name: "empty", Protocol: TCP},
 		ClusterIPs: []netip.Addr{a("10.96.0.11")}, Port: 80}
 	gone := &ServicePort{Name: ServicePortName{Namespace: "ns", Name: "elsewhere", Protocol: TCP},
