@@ -52,6 +52,16 @@ const (
 // from scratch, as ServicePorts does, so its answer is the graph's for the
 // same objects.
 func Explain(svc *object.Service, sl []*object.EndpointSlice, node graph.Node, opts Options) ServiceExplanation {
+	prepared := make([]*PreparedSlice, len(sl))
+	for i, s := range sl {
+		prepared[i] = PrepareSlice(s, opts)
+	}
+	return ExplainPrepared(svc, prepared, node, opts)
+}
+
+// ExplainPrepared is Explain over slices already prepared with opts (what
+// a tracker keeps).
+func ExplainPrepared(svc *object.Service, prepared []*PreparedSlice, node graph.Node, opts Options) ServiceExplanation {
 	var x ServiceExplanation
 	if svc == nil {
 		return x
@@ -66,10 +76,6 @@ func Explain(svc *object.Service, sl []*object.EndpointSlice, node graph.Node, o
 		return x
 	}
 	sc := &scratch{}
-	prepared := make([]*PreparedSlice, len(sl))
-	for i, s := range sl {
-		prepared[i] = PrepareSlice(s, opts)
-	}
 	sc.inNameOrder(prepared)
 	for _, s := range sc.order {
 		x.Rejections = append(x.Rejections, s.rejections...)

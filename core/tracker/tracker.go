@@ -268,3 +268,16 @@ func (t *Tracker) changed() {
 		(*f)()
 	}
 }
+
+// Explain explains how the graph's entries of a Service come about on
+// this node (build.Explain), from the objects the tracker holds; false
+// when it holds no such Service.
+func (t *Tracker) Explain(namespace, name string) (build.ServiceExplanation, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.services[svcKey{namespace, name}]
+	if st == nil || st.svc == nil {
+		return build.ServiceExplanation{}, false
+	}
+	return build.ExplainPrepared(st.svc, st.slices, t.node, t.opts.Build), true
+}
