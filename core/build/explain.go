@@ -1,6 +1,10 @@
 package build
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+)
 
 // This file says why categorize (categorize.go) kept or left out each
 // endpoint: the answer `switchyard explain` gives. It does not decide
@@ -53,8 +57,11 @@ const (
 	HintsForThisZone TopologyWhy = "HintsForThisZone"
 	// NoReadyEndpoints: hints are read from ready endpoints only.
 	NoReadyEndpoints TopologyWhy = "NoReadyEndpoints"
-	// IncompleteHints: for each kind of hint, some ready endpoint has none
-	// of that kind.
+	// NoHints: no ready endpoint has hints (no trafficDistribution, or no
+	// topology-aware routing).
+	NoHints TopologyWhy = "NoHints"
+	// IncompleteHints: some ready endpoints have hints, but for each kind
+	// of hint some ready endpoint has none of that kind.
 	IncompleteHints TopologyWhy = "IncompleteHints"
 	// NoHintForThisNode: every ready endpoint is hinted, but none for this
 	// node or its zone (or the node has no zone).
@@ -68,7 +75,7 @@ const (
 // the endpoint is not in it, why. A list the port does not use has no
 // verdict.
 type EndpointVerdict struct {
-	Endpoint           netip.AddrPort
+	Endpoint           graph.Endpoint
 	InCluster, InLocal bool
 	NotCluster         Exclusion // "" when in the list or the list is not used
 	NotLocal           Exclusion
@@ -102,7 +109,7 @@ func explainCategorized(eps []candidate, pv policyView, nodeName, zone string) C
 	localReady := anyLocal(out.local, func(c *candidate) bool { return c.ep.Ready })
 	for i := range eps {
 		c := &eps[i]
-		v := EndpointVerdict{Endpoint: c.ep.AddrPort(), InCluster: inCluster[c.ep.AddrPort()], InLocal: inLocal[c.ep.AddrPort()]}
+		v := EndpointVerdict{Endpoint: c.ep, InCluster: inCluster[c.ep.AddrPort()], InLocal: inLocal[c.ep.AddrPort()]}
 		if x.UsesCluster && !v.InCluster {
 			v.NotCluster = clusterExclusion(c, mode)
 		}
@@ -149,11 +156,12 @@ func explainTopology(eps []candidate, mode topologyMode, nodeName, zone string) 
 	case topologySameZone:
 		return Topology{Mode: PreferSameZone, Why: HintsForThisZone}
 	}
-	anyReady, allNode, allZone := false, true, true
+	anyReady, anyHints, allNode, allZone := false, false, true, true
 	for i := range eps {
 		c := &eps[i]
 		if c.ep.Ready {
 			anyReady = true
+			anyHints = anyHints || len(c.nodeHints()) > 0 || len(c.zoneHints()) > 0
 			allNode = allNode && len(c.nodeHints()) > 0
 			allZone = allZone && len(c.zoneHints()) > 0
 		}
@@ -162,6 +170,8 @@ func explainTopology(eps []candidate, mode topologyMode, nodeName, zone string) 
 	switch {
 	case !anyReady:
 		why = NoReadyEndpoints
+	case !anyHints:
+		why = NoHints
 	case !allNode && !allZone:
 		why = IncompleteHints
 	}

@@ -14,8 +14,8 @@ import (
 
 // verdict is an endpoint's expected verdict, written short.
 func verdict(addr string, inCluster, inLocal bool, notCluster, notLocal Exclusion) EndpointVerdict {
-	return EndpointVerdict{Endpoint: netip.MustParseAddrPort(addr), InCluster: inCluster, InLocal: inLocal,
-		NotCluster: notCluster, NotLocal: notLocal}
+	return EndpointVerdict{Endpoint: graph.Endpoint{IP: netip.MustParseAddrPort(addr).Addr(), Port: netip.MustParseAddrPort(addr).Port()},
+		InCluster: inCluster, InLocal: inLocal, NotCluster: notCluster, NotLocal: notLocal}
 }
 
 // Every rule that leaves an endpoint out, and every reason topology is
@@ -34,7 +34,7 @@ func TestExplainCategorized(t *testing.T) {
 		name: "not ready, and terminating while ready endpoints exist",
 		pv:   clusterOnly,
 		eps:  []candidate{cand("10.0.0.1:80", ready), cand("10.0.0.2:80"), cand("10.0.0.3:80", servingTerm)},
-		want: Categorization{UsesCluster: true, HasEndpoints: true, Topology: noTopology(IncompleteHints), Endpoints: []EndpointVerdict{
+		want: Categorization{UsesCluster: true, HasEndpoints: true, Topology: noTopology(NoHints), Endpoints: []EndpointVerdict{
 			verdict("10.0.0.1:80", true, false, "", ""),
 			verdict("10.0.0.2:80", false, false, ExcludedNotReady, ""),
 			verdict("10.0.0.3:80", false, false, ExcludedTerminating, ""),
@@ -102,7 +102,7 @@ func TestExplainCategorized(t *testing.T) {
 		want: Categorization{UsesCluster: true, UsesLocal: true, Topology: noTopology(NoReadyEndpoints)},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, explainCategorized(tc.eps, tc.pv, "node-1", tc.zone), cmpopts.EquateComparable(netip.AddrPort{})); d != "" {
+			if d := cmp.Diff(tc.want, explainCategorized(tc.eps, tc.pv, "node-1", tc.zone), cmpopts.EquateComparable(netip.Addr{}, graph.Place{}), cmpopts.IgnoreFields(graph.Endpoint{}, "Ready", "Serving", "Terminating", "Local")); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
@@ -208,7 +208,7 @@ func inList(f FamilyExplanation, list string) []string {
 	var out []string
 	for _, v := range f.Endpoints {
 		if list == ListCluster && v.InCluster || list == ListLocal && v.InLocal {
-			out = append(out, v.Endpoint.String())
+			out = append(out, v.Endpoint.AddrPort().String())
 		}
 	}
 	return out

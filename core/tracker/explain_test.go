@@ -25,17 +25,19 @@ func TestTrackerExplainsAService(t *testing.T) {
 	if !ok {
 		t.Fatal("ns/web not explained")
 	}
-	ap := netip.MustParseAddrPort
+	ep := func(ip string, node string, ready bool) graph.Endpoint {
+		return graph.Endpoint{IP: netip.MustParseAddr(ip), Port: 8080, Ready: ready, Serving: ready, Local: node == "node-1", Place: graph.PlaceOf(node, "")}
+	}
 	want := build.ServiceExplanation{Ports: []build.PortExplanation{{
 		Name: graph.ServicePortName{Namespace: "ns", Name: "web", Port: "http", Protocol: graph.TCP},
 		Families: []build.FamilyExplanation{{Family: graph.IPv4, Internal: build.ListCluster, Categorization: build.Categorization{
-			UsesCluster: true, HasEndpoints: true, Topology: build.Topology{Mode: build.TopologyNone, Why: build.IncompleteHints},
+			UsesCluster: true, HasEndpoints: true, Topology: build.Topology{Mode: build.TopologyNone, Why: build.NoHints},
 			Endpoints: []build.EndpointVerdict{
-				{Endpoint: ap("10.244.1.5:8080"), InCluster: true},
-				{Endpoint: ap("10.244.2.5:8080"), NotCluster: build.ExcludedNotReady},
+				{Endpoint: ep("10.244.1.5", "node-1", true), InCluster: true},
+				{Endpoint: ep("10.244.2.5", "node-2", false), NotCluster: build.ExcludedNotReady},
 			}}}},
 	}}}
-	if d := cmp.Diff(want, got, cmpopts.EquateComparable(netip.AddrPort{})); d != "" {
+	if d := cmp.Diff(want, got, cmpopts.EquateComparable(netip.Addr{}, graph.Place{})); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 	if _, ok := tr.Explain("ns", "other"); ok {

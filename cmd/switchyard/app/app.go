@@ -73,7 +73,7 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&configFile, "config", "", "YAML file of settings keyed by flag name (flags and SWITCHYARD_* variables win over it)")
 	logsapi.AddFlags(logOpts, root.PersistentFlags())
 
-	root.AddCommand(newRunCommand(), newGraphCommand(), newRenderCommand(), newCleanupCommand(), newInstallCommand(),
+	root.AddCommand(newRunCommand(), newGraphCommand(), newExplainCommand(), newRenderCommand(), newCleanupCommand(), newInstallCommand(),
 		newDriversCommand(), newVersionCommand())
 	return root
 }

@@ -216,7 +216,7 @@ func (o *sourceOptions) snapshotOnce(ctx context.Context, annotations []string, 
 	if err := src.Start(ctx, tr); err != nil {
 		return onceView{}, err
 	}
-	v := onceView{snap: tr.Snapshot(), notProxied: tr.NotProxied()}
+	v := onceView{snap: tr.Snapshot(), notProxied: tr.NotProxied(), tr: tr}
 	refused.mu.Lock()
 	defer refused.mu.Unlock()
 	v.refused = refused.list
@@ -229,6 +229,7 @@ type onceView struct {
 	snap       graph.Snapshot
 	refused    []build.Rejection
 	notProxied []string
+	tr         *tracker.Tracker // what the graph was built by (Explain)
 }
 
 // printNotes writes what was refused and what is not proxied (to stderr).

@@ -1,0 +1,113 @@
+package app
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// routeView is what a test checks of a route: where it goes and, per
+// endpoint, used or the rule that left it out.
+type routeView struct {
+	ServicePort, Frontend, List, Policy, Action, Topology string
+	Endpoints                                               map[string]string // endpoint: "used" or the exclusion
+}
+
+// explain's answers on the example cluster, read from its JSON: every
+// frontend kind, both origins, each traffic policy, topology, reject,
+// drop, and the source-range filter.
+func TestExplainAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		from, to string
+		want     []routeView
+	}{
+		{"10.244.1.9", "10.96.10.20:80", []routeView{{"shop/frontend:http/TCP", "ClusterIP", "Internal", "Cluster", "forward", "None/NoHints",
+			map[string]string{"10.244.1.10:8080": "used", "10.244.2.10:8080": "TerminatingWhileReady", "10.244.3.10:8080": "used"}}}},
+		{"198.51.100.7", "203.0.113.10:443", []routeView{{"shop/checkout:https/TCP", "LoadBalancerIP", "External", "Local", "forward", "None/NoHints",
+			map[string]string{"10.244.1.20:8443": "used", "10.244.2.20:8443": "OnAnotherNode"}}}},
+		{"192.0.2.1", "203.0.113.10:443", []routeView{{"shop/checkout:https/TCP", "LoadBalancerIP", "External", "Local", "drop-source-range", "None/NoHints",
+			map[string]string{"10.244.1.20:8443": "used", "10.244.2.20:8443": "OnAnotherNode"}}}},
+		{"node", "192.168.10.11:30443", []routeView{{"shop/checkout:https/TCP", "NodePort", "ShortCircuit", "Cluster", "forward", "None/NoHints",
+			map[string]string{"10.244.1.20:8443": "used", "10.244.2.20:8443": "used"}}}},
+		{"10.244.1.9", "10.96.20.6:9090", []routeView{{"shop/catalog:grpc/TCP", "ClusterIP", "Internal", "Cluster", "forward", "PreferSameZone/HintsForThisZone",
+			map[string]string{"10.244.1.40:9090": "used", "10.244.2.40:9090": "HintedForOtherZones", "10.244.3.40:9090": "HintedForOtherZones"}}}},
+		{"10.244.1.9", "10.96.20.7:80", []routeView{{"shop/payments:http/TCP", "ClusterIP", "Internal", "Local", "drop", "None/ClusterNotUsed",
+			map[string]string{"10.244.2.50:8080": "OnAnotherNode"}}}},
+		{"10.244.1.9", "10.96.20.8:80", []routeView{{"shop/search:http/TCP", "ClusterIP", "Internal", "Cluster", "reject", "None/NoReadyEndpoints",
+			map[string]string{}}}},
+		{"10.244.1.9", "10.96.20.8:81", nil},
+	} {
+		t.Run(tc.from+"->"+tc.to, func(t *testing.T) {
+			code, out, errOut := runCmd(t, "explain", "--file", clusterFile, "--node-name", "node-1", "--from", tc.from, "--to", tc.to, "-o", "json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var x explanation
+			if err := json.Unmarshal([]byte(out), &x); err != nil {
+				t.Fatal(err)
+			}
+			var got []routeView
+			for _, r := range x.Routes {
+				if r.Disagreement != "" {
+					t.Errorf("%s: the explanation disagrees with the graph: %s", r.ServicePort, r.Disagreement)
+				}
+				v := routeView{r.ServicePort, string(r.Frontend), string(r.List), r.Policy, string(r.Action),
+					r.Topology.Mode + "/" + string(r.Topology.Why), map[string]string{}}
+				for _, e := range r.Endpoints {
+					v.Endpoints[e.Endpoint] = string(e.Excluded)
+					if e.Used {
+						v.Endpoints[e.Endpoint] = "used"
+					}
+				}
+				got = append(got, v)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// The table for people, as the README's "Debugging a Service" shows it.
+func TestExplainTableMatchesFixture(t *testing.T) {
+	code, out, errOut := runCmd(t, "explain", "--file", clusterFile, "--node-name", "node-1", "--from", "10.244.1.9", "--to", "10.96.10.20:80")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden := filepath.Join("testdata", "explain.table")
+	if *update {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Fatalf("output differs from %s (run with -update after checking):\n%s", golden, out)
+	}
+}
+
+// Bad queries are usage errors that say what is wrong.
+func TestExplainRefusesBadQueries(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--to", "10.96.0.10:53"}, "--from is required"},
+		{[]string{"--from", "10.244.1.9", "--to", "10.96.0.10"}, "want IP:PORT"},
+		{[]string{"--from", "10.244.1.9", "--to", "10.96.0.10:53/icmp"}, "want TCP, UDP or SCTP"},
+		{[]string{"--from", "fd00::1", "--to", "10.96.0.10:53"}, "different IP families"},
+		{[]string{"--from", "a-pod", "--to", "10.96.0.10:53"}, "want an IP address or node"},
+	} {
+		code, _, errOut := runCmd(t, append([]string{"explain", "--file", clusterFile, "--node-name", "node-1"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 saying %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

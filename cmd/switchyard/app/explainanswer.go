@@ -1,0 +1,130 @@
+package app
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/switchyard-proxy/switchyard/core/build"
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/core/tracker"
+)
+
+// explanation is `switchyard explain`'s answer, and its JSON
+// (docs/explain.md; keep the two in step).
+type explanation struct {
+	Node       string        `json:"node"`
+	Connection explainedConn `json:"connection"`
+	// Routes: one per service port with a frontend at the destination
+	// (none: the proxy does not touch the connection).
+	Routes []explainedRoute `json:"routes"`
+}
+
+type explainedConn struct {
+	From         string `json:"from"`
+	To           string `json:"to"` // ip:port/PROTOCOL
+	FromThisNode bool   `json:"fromThisNode"`
+}
+
+type explainedRoute struct {
+	ServicePort     string                `json:"servicePort"`
+	Frontend        graph.FrontendKind    `json:"frontend"`
+	List            graph.ListKind        `json:"list"`
+	Policy          string                `json:"policy"` // Cluster or Local: the categorization the list is
+	Action          graph.RouteAction     `json:"action"`
+	SessionAffinity graph.SessionAffinity `json:"sessionAffinity"`
+	Topology        build.Topology        `json:"topology"`
+	Fallback        bool                  `json:"terminatingFallback,omitempty"`
+	Endpoints       []explainedEndpoint   `json:"endpoints"`
+	OtherFamily     []string              `json:"otherFamily,omitempty"`
+	// Disagreement is set when the explanation's endpoints are not the
+	// graph's: a bug in switchyard.
+	Disagreement string `json:"disagreement,omitempty"`
+}
+
+type explainedEndpoint struct {
+	Endpoint    string          `json:"endpoint"`
+	Node        string          `json:"node,omitempty"`
+	Zone        string          `json:"zone,omitempty"`
+	Ready       bool            `json:"ready"`
+	Serving     bool            `json:"serving"`
+	Terminating bool            `json:"terminating"`
+	Used        bool            `json:"used"`
+	Excluded    build.Exclusion `json:"excluded,omitempty"`
+}
+
+// explain answers for c: the graph's routes, each with its Service's
+// explanation from the tracker that built the graph.
+func explain(snap graph.Snapshot, tr *tracker.Tracker, c graph.Connection) explanation {
+	x := explanation{Node: snap.Node.Name, Routes: []explainedRoute{}, Connection: explainedConn{From: c.Src.String(),
+		To: fmt.Sprintf("%s/%s", netip.AddrPortFrom(c.Dst, c.Port), c.Protocol), FromThisNode: c.FromThisNode}}
+	for _, r := range snap.Routes(c) {
+		sx, _ := tr.Explain(r.ServicePort.Name.Namespace, r.ServicePort.Name.Name)
+		x.Routes = append(x.Routes, explainRoute(r, sx, graph.FamilyOf(c.Dst)))
+	}
+	return x
+}
+
+// explainRoute joins a route with its port's explanation in its family.
+func explainRoute(r graph.Route, sx build.ServiceExplanation, fam graph.IPFamily) explainedRoute {
+	sp := r.ServicePort
+	er := explainedRoute{ServicePort: sp.Name.String(), Frontend: r.Frontend, List: r.List, Action: r.Action,
+		SessionAffinity: sp.SessionAffinity, Endpoints: []explainedEndpoint{}}
+	fx, ok := familyOf(sx, sp.Name, fam)
+	if !ok {
+		er.Disagreement = "the Service's explanation has no such port and family"
+		return er
+	}
+	er.Policy = fx.Internal
+	switch r.List {
+	case graph.ListExternal:
+		er.Policy = fx.External
+	case graph.ListShortCircuit:
+		er.Policy = build.ListCluster
+	}
+	er.Topology, er.Fallback = fx.Topology, fx.ClusterFallback && er.Policy == build.ListCluster
+	used, inGraph := 0, map[netip.AddrPort]bool{}
+	for _, e := range r.Endpoints {
+		inGraph[e.AddrPort()] = true
+	}
+	for _, v := range fx.Endpoints {
+		e := v.Endpoint
+		ee := explainedEndpoint{Endpoint: e.String(), Node: e.Node(), Zone: e.Zone(), Ready: e.Ready, Serving: e.Serving,
+			Terminating: e.Terminating, Used: v.InCluster, Excluded: v.NotCluster}
+		if er.Policy == build.ListLocal {
+			ee.Used, ee.Excluded = v.InLocal, v.NotLocal
+		}
+		if ee.Used != inGraph[e.AddrPort()] {
+			er.Disagreement = fmt.Sprintf("endpoint %s: explained used=%v, the graph says otherwise", e, ee.Used)
+		}
+		er.Endpoints = append(er.Endpoints, ee)
+		if ee.Used {
+			used++
+		}
+	}
+	if used != len(inGraph) && er.Disagreement == "" {
+		er.Disagreement = fmt.Sprintf("%d endpoint(s) explained as used, the graph has %d", used, len(inGraph))
+	}
+	for _, o := range sx.Ports {
+		if o.Name == sp.Name {
+			for _, ap := range o.OtherFamily {
+				er.OtherFamily = append(er.OtherFamily, ap.String())
+			}
+		}
+	}
+	return er
+}
+
+// familyOf finds a port's family in a Service's explanation.
+func familyOf(sx build.ServiceExplanation, name graph.ServicePortName, fam graph.IPFamily) (build.FamilyExplanation, bool) {
+	for _, p := range sx.Ports {
+		if p.Name != name {
+			continue
+		}
+		for _, f := range p.Families {
+			if f.Family == fam {
+				return f, true
+			}
+		}
+	}
+	return build.FamilyExplanation{}, false
+}
