@@ -99,4 +99,3 @@ func parseSource(s string, node graph.Node, dst netip.Addr) (netip.Addr, bool, e
 	here := slices.Contains(node.IPs, ip) || slices.ContainsFunc(node.PodCIDRs, func(p netip.Prefix) bool { return p.Contains(ip) })
 	return ip, here, nil
 }
-

@@ -14,7 +14,7 @@ import (
 // endpoint, used or the rule that left it out.
 type routeView struct {
 	ServicePort, Frontend, List, Policy, Action, Topology string
-	Endpoints                                               map[string]string // endpoint: "used" or the exclusion
+	Endpoints                                             map[string]string // endpoint: "used" or the exclusion
 }
 
 // explain's answers on the example cluster, read from its JSON: every
