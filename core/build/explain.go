@@ -35,8 +35,8 @@ const (
 
 // Topology is the topology mode a family's Cluster list used, and why.
 type Topology struct {
-	Mode string // TopologyNone, PreferSameNode or PreferSameZone
-	Why  TopologyWhy
+	Mode string      `json:"mode"` // TopologyNone, PreferSameNode or PreferSameZone
+	Why  TopologyWhy `json:"why"`
 }
 
 // Topology modes (upstream's trafficDistribution values and hint kinds).

@@ -91,6 +91,35 @@ func TestExplainTableMatchesFixture(t *testing.T) {
 	if out != string(want) {
 		t.Fatalf("output differs from %s (run with -update after checking):\n%s", golden, out)
 	}
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), out) {
+		t.Error("README.md's \"Debugging a Service\" does not show this output")
+	}
+}
+
+// docs/explain.md's JSON example uses the real field names.
+func TestExplainJSONDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/explain.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "```json\n")
+	example, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("docs/explain.md has no JSON example")
+	}
+	dec := json.NewDecoder(strings.NewReader(example))
+	dec.DisallowUnknownFields()
+	var x explanation
+	if err := dec.Decode(&x); err != nil {
+		t.Fatalf("docs/explain.md's JSON example: %v", err)
+	}
+	if len(x.Routes) == 0 || len(x.Routes[0].Endpoints) == 0 {
+		t.Fatal("docs/explain.md's JSON example shows no route with endpoints")
+	}
 }
 
 // Bad queries are usage errors that say what is wrong.
