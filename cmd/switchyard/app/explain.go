@@ -13,7 +13,7 @@ import (
 
 func newExplainCommand() *cobra.Command {
 	var src sourceOptions
-	var output, from, to string
+	var output, from, to, running string
 	cmd := &cobra.Command{
 		Use:   "explain --from SRC --to DST:PORT[/PROTO]",
 		Short: "Say where a new connection goes and why",
@@ -22,42 +22,67 @@ func newExplainCommand() *cobra.Command {
 			"NodePort, an external IP or a load-balancer IP; PROTO is TCP, UDP or SCTP, TCP by default):\n" +
 			"the Service port and frontend it reaches, the endpoint list that frontend uses and why,\n" +
 			"every candidate endpoint and the rule that left each unused one out, session affinity, and\n" +
-			"forward, reject or drop. Read from --file or an API server, as `switchyard graph`\n" +
-			"(docs/explain.md has the JSON of -o json).",
+			"forward, reject or drop. Read from --file or an API server, as `switchyard graph`, or\n" +
+			"asked of a running switchyard (--running; read-only). docs/explain.md has the JSON of -o json.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "json" && output != "table" {
 				return usageError{fmt.Errorf("-o must be json or table, not %q", output)}
 			}
-			dst, port, proto, err := parseDestination(to)
-			if err != nil {
-				return usageError{err}
+			var x *explanation
+			if running != "" {
+				var err error
+				if x, err = fetchExplanation(cmd.Context(), running, from, to); err != nil {
+					return err
+				}
+			} else {
+				// Checked before the objects are read: a usage error comes fast.
+				if _, err := parseConnection(from, to, graph.Node{}); err != nil {
+					return usageError{err}
+				}
+				v, err := src.snapshotOnce(cmd.Context(), nil, false)
+				if err != nil {
+					return err
+				}
+				c, err := parseConnection(from, to, v.snap.Node)
+				if err != nil {
+					return usageError{err}
+				}
+				e := explain(v.snap, v.tr, c)
+				x = &e
 			}
-			if from == "" {
-				return usageError{fmt.Errorf("--from is required: a pod's IP, an outside address, or node")}
-			}
-			v, err := src.snapshotOnce(cmd.Context(), nil, false)
-			if err != nil {
-				return err
-			}
-			c := graph.Connection{Dst: dst, Port: port, Protocol: proto}
-			if c.Src, c.FromThisNode, err = parseSource(from, v.snap.Node, dst); err != nil {
-				return usageError{err}
-			}
-			x := explain(v.snap, v.tr, c)
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(x)
 			}
-			return writeExplanation(cmd.OutOrStdout(), x)
+			return writeExplanation(cmd.OutOrStdout(), *x)
 		},
 	}
 	src.addFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "json or table")
 	cmd.Flags().StringVar(&from, "from", "", `the connection's source: a pod's IP, an outside address, or "node"`)
 	cmd.Flags().StringVar(&to, "to", "", "the connection's destination: IP:PORT[/PROTO], [IPv6]:PORT[/PROTO]")
+	cmd.Flags().StringVar(&running, "running", "", "the metrics address of a running switchyard (--metrics-bind-address, 127.0.0.1:10249): ask it, from its current graph")
 	return cmd
+}
+
+// parseConnection reads --from and --to as a connection on node (the zero
+// node: checks the syntax only).
+func parseConnection(from, to string, node graph.Node) (graph.Connection, error) {
+	dst, port, proto, err := parseDestination(to)
+	if err != nil {
+		return graph.Connection{}, err
+	}
+	if from == "" {
+		return graph.Connection{}, fmt.Errorf("--from is required: a pod's IP, an outside address, or node")
+	}
+	c := graph.Connection{Dst: dst, Port: port, Protocol: proto}
+	if node.Name == "" && from == "node" {
+		return c, nil
+	}
+	c.Src, c.FromThisNode, err = parseSource(from, node, dst)
+	return c, err
 }
 
 // parseDestination reads IP:PORT[/PROTO].

@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,5 +139,30 @@ func TestExplainRefusesBadQueries(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, %q; want exit 2 saying %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+// A running switchyard answers from its own graph what the offline
+// command answers from the same objects; a bad query is refused, saying
+// why.
+func TestExplainAsksARunningSwitchyard(t *testing.T) {
+	src := sourceOptions{file: clusterFile, nodeName: "node-1"}
+	v, err := src.snapshotOnce(t.Context(), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(explainHandler(v.tr))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for _, q := range [][]string{{"10.244.1.9", "10.96.10.20:80"}, {"node", "192.168.10.11:30443"}, {"192.0.2.1", "203.0.113.10:443"}} {
+		_, offline, _ := runCmd(t, "explain", "--file", clusterFile, "--node-name", "node-1", "--from", q[0], "--to", q[1])
+		code, running, errOut := runCmd(t, "explain", "--running", addr, "--from", q[0], "--to", q[1])
+		if code != 0 || running != offline {
+			t.Errorf("%v: exit %d (%s), running:\n%s\noffline:\n%s", q, code, errOut, running, offline)
+		}
+	}
+	code, _, errOut := runCmd(t, "explain", "--running", addr, "--from", "10.244.1.9", "--to", "10.96.10.20")
+	if code == 0 || !strings.Contains(errOut, "400") || !strings.Contains(errOut, "want IP:PORT") {
+		t.Errorf("a bad query: exit %d, %q; want the 400 and why", code, errOut)
 	}
 }

@@ -156,7 +156,8 @@ func (o *runOptions) run(ctx context.Context) error {
 	// list is not a dead process), /readyz waits for the first sync.
 	servers, err := startServers(map[string]http.Handler{
 		o.healthzAddr: proxyHealth.Mux(),
-		o.metricsAddr: metricsMux(reg, o.dataplane, o.profiling, graphHandler(tr, p)),
+		o.metricsAddr: metricsMux(reg, o.dataplane, o.profiling, map[string]http.Handler{
+			"/graph": graphHandler(tr, p), "/explain": explainHandler(tr)}),
 	})
 	if err != nil {
 		return err
@@ -221,15 +222,19 @@ func (o *runOptions) newRegistry() (metrics.KubeRegistry, *coremetrics.Metrics) 
 	return reg, m
 }
 
-// metricsMux serves /metrics, /proxyMode, the running graph (/graph: what
-// `switchyard graph --from` reads) and, with profiling, pprof.
-func metricsMux(reg metrics.KubeRegistry, dataplane string, profiling bool, graph http.Handler) http.Handler {
+// metricsMux serves /metrics, /proxyMode, what the running switchyard
+// says of itself (running: /graph, what `switchyard graph --from` reads,
+// and /explain, `switchyard explain --running`) and, with profiling,
+// pprof.
+func metricsMux(reg metrics.KubeRegistry, dataplane string, profiling bool, running map[string]http.Handler) http.Handler {
 	m := http.NewServeMux()
 	m.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
 	// As kube-proxy's metrics server: the mode, here the dataplane's name
 	// (upstream's e2e "should check kube-proxy urls" asks for it).
 	m.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, dataplane) })
-	m.Handle("/graph", graph)
+	for path, h := range running {
+		m.Handle(path, h)
+	}
 	if profiling {
 		m.HandleFunc("/debug/pprof/", pprof.Index)
 		m.HandleFunc("/debug/pprof/profile", pprof.Profile)

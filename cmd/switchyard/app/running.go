@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
@@ -15,8 +17,9 @@ import (
 )
 
 // A running switchyard serves, on its metrics address, its graph and the
-// parts its driver holds back (GET /graph); `switchyard graph --from
-// ADDR` prints them.
+// parts its driver holds back (GET /graph; `switchyard graph --from ADDR`
+// prints them), and explanations (GET /explain; `switchyard explain
+// --running ADDR`). Both only read.
 
 // runningGraph is what GET /graph answers.
 type runningGraph struct {
@@ -98,4 +101,44 @@ func (p *programmer) heldBack() []dataplanes.DegradedPart {
 		return *h
 	}
 	return nil
+}
+
+// explainHandler answers GET /explain?from=SRC&to=DST:PORT[/PROTO] from
+// the tracker's current graph (switchyard explain --running).
+func explainHandler(tr *tracker.Tracker) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		snap := tr.Snapshot()
+		c, err := parseConnection(r.URL.Query().Get("from"), r.URL.Query().Get("to"), snap.Node)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(explain(snap, tr, c))
+	})
+}
+
+// fetchExplanation asks the switchyard whose metrics address is addr.
+func fetchExplanation(ctx context.Context, addr, from, to string) (*explanation, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	u := url.URL{Scheme: "http", Host: addr, Path: "/explain", RawQuery: url.Values{"from": {from}, "to": {to}}.Encode()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("asking the running switchyard: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("GET %s: %s: %s", u.String(), resp.Status, strings.TrimSpace(string(body)))
+	}
+	var x explanation
+	if err := json.NewDecoder(resp.Body).Decode(&x); err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u.String(), err)
+	}
+	return &x, nil
 }
