@@ -19,11 +19,11 @@ import (
 )
 
 // Driver programs one OVS bridge and the host's side of it. It keeps what
-// it wants next to what it installed (engine.State, engine.HostModel), and sends the
-// difference: one atomic OpenFlow bundle per change, then the host's
-// routes and nftables. It never touches a flow without its cookie tag, a
-// group outside its ID range, or a route or table of the host it does not
-// own.
+// it wants next to what it installed (engine.State, engine.HostModel),
+// and sends the difference: one atomic OpenFlow bundle per change, then
+// the host's routes and nftables. It never touches a flow without its
+// cookie tag, a group outside its ID range, or a route or table of the
+// host it does not own.
 type Driver struct {
 	opts     Options
 	env      dataplanes.Env
