@@ -25,6 +25,24 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// matchesGolden fails the test unless out is the golden file's content
+// (-update rewrites it: check the difference first).
+func matchesGolden(t *testing.T, golden, out string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Fatalf("output differs from %s (run with -update after checking):\n%s", golden, out)
+	}
+}
+
 func TestGraphOutputMatchesFixtures(t *testing.T) {
 	for _, format := range []string{"json", "table"} {
 		t.Run(format, func(t *testing.T) {
@@ -32,19 +50,7 @@ func TestGraphOutputMatchesFixtures(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			golden := filepath.Join("testdata", "graph."+format)
-			if *update {
-				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out != string(want) {
-				t.Fatalf("output differs from %s (run with -update after checking):\n%s", golden, out)
-			}
+			matchesGolden(t, filepath.Join("testdata", "graph."+format), out)
 		})
 	}
 }

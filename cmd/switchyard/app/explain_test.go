@@ -79,19 +79,7 @@ func TestExplainTableMatchesFixture(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	golden := filepath.Join("testdata", "explain.table")
-	if *update {
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != string(want) {
-		t.Fatalf("output differs from %s (run with -update after checking):\n%s", golden, out)
-	}
+	matchesGolden(t, filepath.Join("testdata", "explain.table"), out)
 	readme, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
