@@ -22,6 +22,7 @@ all: build
 
 build:
 	$(GO) build -o $(BIN)/switchyard ./cmd/switchyard
+	$(GO) build -o $(BIN)/kubectl-switchyard ./cmd/kubectl-switchyard
 
 ## test: lint, unit and integration tests (race detector), the conformance
 ## matrix, the real-API-server e2e and chart tests, the real node,
