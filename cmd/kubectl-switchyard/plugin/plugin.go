@@ -111,4 +111,3 @@ func switchyardPod(ctx context.Context, client kubernetes.Interface, namespace, 
 	}
 	return nil, fmt.Errorf("no running switchyard pod (%s) on node %s", Selector, node)
 }
-
