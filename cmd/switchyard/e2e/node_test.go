@@ -25,7 +25,8 @@ import (
 // the control plane's controllers) with no kube-proxy, the chart installed
 // by a real helm with dataplane=ovs, and a workload served through
 // Services from a pod, from the node and from outside while it is scaled,
-// rolled out and deleted; switchyard restarted under live connections; the
+// rolled out and deleted; `kubectl switchyard explain` asked where a
+// pod's connection goes; switchyard restarted under live connections; the
 // chart upgraded, its DaemonSet deleted and re-created, switchyard stopped
 // while the API server refuses it, and the chart uninstalled, while the
 // node keeps its network (only the uninstall removes what switchyard
@@ -99,7 +100,8 @@ func TestRealNode(t *testing.T) {
 		_, err := n.API.Admin.CoreV1().Pods(appNamespace).Create(ctx, proberPod(), metav1.CreateOptions{})
 		return err
 	})
-	pod := fromPod("pod", n.Host.NS, netip.AddrPortFrom(n.waitPodIP(t, "prober"), proberPort))
+	proberIP := n.waitPodIP(t, "prober")
+	pod := fromPod("pod", n.Host.NS, netip.AddrPortFrom(proberIP, proberPort))
 	clusterIP := netip.AddrPortFrom(netip.MustParseAddr(svc["web"].Spec.ClusterIP), 80)
 	nodePort := netip.AddrPortFrom(n.IP, appNodePort)
 	paths := []probePath{
@@ -174,6 +176,7 @@ func TestRealNode(t *testing.T) {
 	}, follows(2, old))
 	pods = n.waitPods(t, 2, old)
 	everywhere(t, paths, pods)
+	n.explainCheck(t, proberIP, clusterIP, pods)
 
 	// switchyard's pod deleted: the DaemonSet makes a new one; established
 	// connections through Services survive, new ones work once it is back.
