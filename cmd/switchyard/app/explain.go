@@ -13,7 +13,7 @@ import (
 
 func newExplainCommand() *cobra.Command {
 	var src sourceOptions
-	var output, from, to, running string
+	var output, from, to, running, dataplane string
 	cmd := &cobra.Command{
 		Use:   "explain --from SRC --to DST:PORT[/PROTO]",
 		Short: "Say where a new connection goes and why",
@@ -40,7 +40,10 @@ func newExplainCommand() *cobra.Command {
 				if _, err := parseConnection(from, to, graph.Node{}); err != nil {
 					return usageError{err}
 				}
-				v, err := src.snapshotOnce(cmd.Context(), nil, false)
+				if dataplane != "" && dataplane != "hns" {
+					return usageError{fmt.Errorf("--dataplane %q: offline, only hns (its simulator); ovs traces its live bridge, on the node", dataplane)}
+				}
+				v, err := src.snapshotOnce(cmd.Context(), nil, dataplane == "hns")
 				if err != nil {
 					return err
 				}
@@ -50,6 +53,11 @@ func newExplainCommand() *cobra.Command {
 				}
 				e := explain(v.snap, v.tr, c)
 				x = &e
+				if dataplane == "hns" {
+					if err := traceHNS(cmd.Context(), v.snap, c, x); err != nil {
+						return err
+					}
+				}
 			}
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -63,6 +71,7 @@ func newExplainCommand() *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "json or table")
 	cmd.Flags().StringVar(&from, "from", "", `the connection's source: a pod's IP, an outside address, or "node"`)
 	cmd.Flags().StringVar(&to, "to", "", "the connection's destination: IP:PORT[/PROTO], [IPv6]:PORT[/PROTO]")
+	cmd.Flags().StringVar(&dataplane, "dataplane", "", "also ask what this dataplane does with the connection (offline: hns, through its simulator)")
 	cmd.Flags().StringVar(&running, "running", "", "the metrics address of a running switchyard (--metrics-bind-address, 127.0.0.1:10249): ask it, from its current graph")
 	return cmd
 }

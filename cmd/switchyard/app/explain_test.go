@@ -154,3 +154,45 @@ func TestExplainAsksARunningSwitchyard(t *testing.T) {
 		t.Errorf("a bad query: exit %d, %q; want the 400 and why", code, errOut)
 	}
 }
+
+// Offline, the HNS simulator programmed by the HNS driver agrees with the
+// graph on every kind of query: it reaches only the endpoints the graph
+// uses, and some.
+func TestExplainWithTheHNSSimulator(t *testing.T) {
+	for _, q := range [][]string{{"10.244.1.9", "10.96.10.20:80"}, {"198.51.100.7", "203.0.113.10:443"}, {"node", "192.168.10.11:30443"},
+		{"10.244.1.9", "10.96.20.6:9090"}, {"10.244.1.9", "10.96.20.8:80"}, {"fd00:244:1::9", "[fd00:96::5]:80"}, {"10.244.1.9", "10.96.0.10:53/UDP"}} {
+		code, out, errOut := runCmd(t, "explain", "--file", clusterFile, "--node-name", "node-1", "--dataplane", "hns", "--from", q[0], "--to", q[1], "-o", "json")
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", q, code, errOut)
+		}
+		var x explanation
+		if err := json.Unmarshal([]byte(out), &x); err != nil {
+			t.Fatal(err)
+		}
+		if x.Dataplane == nil || x.Dataplane.Name != "hns" || !x.Dataplane.Simulated || x.Dataplane.Disagreement != "" || len(x.Dataplane.Reached) == 0 {
+			t.Errorf("%v: dataplane %+v", q, x.Dataplane)
+		}
+	}
+	code, _, errOut := runCmd(t, "explain", "--file", clusterFile, "--node-name", "node-1", "--dataplane", "ovs", "--from", "10.244.1.9", "--to", "10.96.10.20:80")
+	if code != 2 || !strings.Contains(errOut, "live bridge") {
+		t.Errorf("--dataplane ovs offline: exit %d, %q", code, errOut)
+	}
+}
+
+// disagreement names a backend the graph does not use, and a forward that
+// reached nothing.
+func TestDataplaneDisagreement(t *testing.T) {
+	routes := []explainedRoute{{Action: "forward", Endpoints: []explainedEndpoint{{Endpoint: "10.0.0.1:80", Used: true}, {Endpoint: "10.0.0.2:80"}}}}
+	for _, tc := range []struct {
+		reached []string
+		want    string
+	}{
+		{[]string{"10.0.0.1:80"}, ""},
+		{[]string{"10.0.0.1:80", "10.0.0.2:80"}, "reached 10.0.0.2:80, which the graph does not use"},
+		{nil, "the graph forwards the connection; the dataplane reached no endpoint"},
+	} {
+		if got := disagreement(routes, tc.reached); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.reached, got, tc.want)
+		}
+	}
+}

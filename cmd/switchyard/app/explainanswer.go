@@ -17,6 +17,8 @@ type explanation struct {
 	// Routes: one per service port with a frontend at the destination
 	// (none: the proxy does not touch the connection).
 	Routes []explainedRoute `json:"routes"`
+	// Dataplane: what the dataplane does with it (--dataplane).
+	Dataplane *explainedDataplane `json:"dataplane,omitempty"`
 }
 
 type explainedConn struct {

@@ -3,6 +3,8 @@ package app
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"text/tabwriter"
 )
 
@@ -19,26 +21,65 @@ func writeExplanation(w io.Writer, x explanation) error {
 		return nil
 	}
 	for _, r := range x.Routes {
-		fmt.Fprintf(w, "\n%s via %s: %s\n", r.ServicePort, r.Frontend, r.Action)
-		fmt.Fprintf(w, "  the %s list: %s endpoints; topology %s (%s)", r.List, r.Policy, r.Topology.Mode, r.Topology.Why)
-		if r.Fallback {
-			fmt.Fprint(w, "; none ready: serving-and-terminating endpoints used")
-		}
-		fmt.Fprintln(w)
-		if r.SessionAffinity.ClientIP {
-			fmt.Fprintf(w, "  session affinity: ClientIP, %d s\n", r.SessionAffinity.TimeoutSeconds)
-		}
-		if r.Disagreement != "" {
-			fmt.Fprintf(w, "  BUG: the explanation disagrees with the graph: %s\n", r.Disagreement)
-		}
-		if err := writeEndpoints(w, r); err != nil {
+		if err := writeRoute(w, r); err != nil {
 			return err
 		}
-		for _, o := range r.OtherFamily {
-			fmt.Fprintf(w, "  %s: never used (an IP family the Service does not have)\n", o)
-		}
+	}
+	writeDataplane(w, x.Dataplane)
+	return nil
+}
+
+// writeRoute prints one route: the list, topology, affinity, endpoints.
+func writeRoute(w io.Writer, r explainedRoute) error {
+	fmt.Fprintf(w, "\n%s via %s: %s\n", r.ServicePort, r.Frontend, r.Action)
+	fmt.Fprintf(w, "  the %s list: %s endpoints; topology %s (%s)", r.List, r.Policy, r.Topology.Mode, r.Topology.Why)
+	if r.Fallback {
+		fmt.Fprint(w, "; none ready: serving-and-terminating endpoints used")
+	}
+	fmt.Fprintln(w)
+	if r.SessionAffinity.ClientIP {
+		fmt.Fprintf(w, "  session affinity: ClientIP, %d s\n", r.SessionAffinity.TimeoutSeconds)
+	}
+	if r.Disagreement != "" {
+		fmt.Fprintf(w, "  BUG: the explanation disagrees with the graph: %s\n", r.Disagreement)
+	}
+	if err := writeEndpoints(w, r); err != nil {
+		return err
+	}
+	for _, o := range r.OtherFamily {
+		fmt.Fprintf(w, "  %s: never used (an IP family the Service does not have)\n", o)
 	}
 	return nil
+}
+
+// writeDataplane prints what the dataplane did with the connections.
+func writeDataplane(w io.Writer, dp *explainedDataplane) {
+	if dp == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nthe dataplane (%s", dp.Name)
+	if dp.Simulated {
+		fmt.Fprintf(w, ", simulated: %s", dp.Model)
+	}
+	fmt.Fprintf(w, "), %d connections:\n", dp.Connections)
+	for _, k := range slices.Sorted(maps.Keys(dp.Reached)) {
+		fmt.Fprintf(w, "  %d  %s\n", dp.Reached[k], k)
+	}
+	if dp.SrcSeen != "" {
+		fmt.Fprintf(w, "  the backend sees the source %s", dp.SrcSeen)
+		if dp.DSR {
+			fmt.Fprint(w, " and answers the client directly (DSR)")
+		}
+		fmt.Fprintln(w)
+	}
+	if dp.Note != "" {
+		fmt.Fprintf(w, "  %s\n", dp.Note)
+	}
+	if dp.Disagreement != "" {
+		fmt.Fprintf(w, "  BUG: the dataplane disagrees with the graph: %s\n", dp.Disagreement)
+	} else {
+		fmt.Fprintln(w, "  agrees with the graph")
+	}
 }
 
 func writeEndpoints(w io.Writer, r explainedRoute) error {
