@@ -13,6 +13,9 @@ section() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 section "The service graph for $node (switchyard graph)"
 "$sy" graph --file "$cluster" --node-name "$node"
 
+section "Where a pod's connection goes, and why (switchyard explain)"
+"$sy" explain --file "$cluster" --node-name "$node" --from 10.244.1.9 --to 10.96.20.6:9090 --dataplane hns
+
 section "Drivers built into this binary (switchyard drivers)"
 "$sy" drivers
 
