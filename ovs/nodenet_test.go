@@ -291,7 +291,7 @@ func TestClosedConnectionsOutliveTheirEndpointsTimeWait(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // the close handshake
 	dump := n.OVS.Appctl("dpctl/dump-conntrack", "-s")
-	m := regexp.MustCompile(`zone=21338,timeout=(\d+),.*State=TIME_WAIT`).FindStringSubmatch(dump)
+	m := regexp.MustCompile(`zone=21338,timeout=(\d+),.*state=TIME_WAIT`).FindStringSubmatch(dump)
 	if m == nil {
 		t.Fatalf("no closed masqueraded connection in the SNAT zone:\n%s", dump)
 	}

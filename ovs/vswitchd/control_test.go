@@ -16,6 +16,9 @@ import (
 // the connection dropped; waiting unarmed is an error, not a hang.
 func TestControlTalksToVswitchd(t *testing.T) {
 	o := ovstest.Start(t)
+	// The revalidator wait needs one datapath: the userspace one, made
+	// with the first netdev bridge.
+	o.AddBridge("br-ctl")
 	c := NewControl(o.Dir)
 	defer c.Close()
 	deadline := time.Now().Add(5 * time.Second)
