@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/switchyard-proxy/switchyard/cmd/kubectl-switchyard/plugin"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -24,12 +24,20 @@ import (
 // the Service's ready pods. The table is kept in bin/ as a transcript.
 func (n *realNode) explainCheck(t *testing.T, from netip.Addr, to netip.AddrPort, ready []string) {
 	t.Helper()
+	// Built and run as kubectl runs a plugin, on a machine that reaches the
+	// API server: here the node (as helm is run).
+	bin := filepath.Join(t.TempDir(), "kubectl-switchyard")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/switchyard-proxy/switchyard/cmd/kubectl-switchyard").CombinedOutput(); err != nil {
+		t.Fatalf("go build kubectl-switchyard: %v\n%s", err, out)
+	}
 	ask := func(output string) string {
 		t.Helper()
-		var out, errOut bytes.Buffer
 		args := []string{"explain", "--kubeconfig", n.kubeconfig(), "--node", n.Name, "--from", from.String(), "--to", to.String(), "-o", output}
-		if code := plugin.Run(context.Background(), args, &out, &errOut); code != 0 {
-			t.Fatalf("kubectl switchyard %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
+		cmd := exec.Command("nsenter", append([]string{"--net=" + netnsPath(n.Host.NS), "--", bin}, args...)...)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("kubectl switchyard %s: %v: %s", strings.Join(args, " "), err, errOut.String())
 		}
 		return out.String()
 	}
