@@ -3,6 +3,8 @@
 // HNS simulator (hnssim: every rule it models names its source or says
 // "assumed"), and the connection's first packet is evaluated there. It is
 // the simulator's verdict on what the driver renders, not Windows'.
+// Imported, it registers itself as the hns driver's dataplanes.Tracer
+// (cmd/switchyard/builtin imports it).
 package hnstrace
 
 import (
@@ -10,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -88,6 +91,32 @@ func Trace(ctx context.Context, s graph.Snapshot, b hnssim.Build, c graph.Connec
 }
 
 const network = "cbr0"
+
+func init() { dataplanes.RegisterTracer("hns", tracer{}) }
+
+// tracer is the hns driver's dataplanes.Tracer: Trace on Windows Server
+// 2025 in a fresh directory.
+type tracer struct{}
+
+func (tracer) Trace(ctx context.Context, s graph.Snapshot, c graph.Connection, conns int) (dataplanes.Trace, error) {
+	dir, err := os.MkdirTemp("", "switchyard-hnstrace-")
+	if err != nil {
+		return dataplanes.Trace{}, err
+	}
+	defer os.RemoveAll(dir)
+	r, err := Trace(ctx, s, hnssim.Windows2025, c, conns, dir)
+	if err != nil {
+		return dataplanes.Trace{}, err
+	}
+	t := dataplanes.Trace{Reached: r.Verdicts, Backends: r.Backends(), SrcSeen: r.SrcSeen, DSR: r.DSR,
+		Model: fmt.Sprintf("the HNS simulator (hnssim), Windows Server build %d, an l2bridge network: its rules name their sources or say assumed", r.Build)}
+	for _, route := range s.Routes(c) {
+		if route.Action == graph.RejectNoEndpoint {
+			t.Note = "HNS cannot reject (a gap the driver declares): the client is not refused, its packets go nowhere"
+		}
+	}
+	return t, nil
+}
 
 // simulatedNode is an HNS with the node's addresses, its pods' endpoints
 // and its peers' pod CIDRs.

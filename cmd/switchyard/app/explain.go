@@ -40,10 +40,7 @@ func newExplainCommand() *cobra.Command {
 				if _, err := parseConnection(from, to, graph.Node{}); err != nil {
 					return usageError{err}
 				}
-				if dataplane != "" && dataplane != "hns" {
-					return usageError{fmt.Errorf("--dataplane %q: offline, only hns (its simulator); ovs traces its live bridge, on the node", dataplane)}
-				}
-				v, err := src.snapshotOnce(cmd.Context(), nil, dataplane == "hns")
+				v, err := src.snapshotOnce(cmd.Context(), nil, dataplane != "")
 				if err != nil {
 					return err
 				}
@@ -53,8 +50,8 @@ func newExplainCommand() *cobra.Command {
 				}
 				e := explain(v.snap, v.tr, c)
 				x = &e
-				if dataplane == "hns" {
-					if err := traceHNS(cmd.Context(), v.snap, c, x); err != nil {
+				if dataplane != "" {
+					if err := traceOffline(cmd.Context(), dataplane, v.snap, c, x); err != nil {
 						return err
 					}
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	_ "github.com/switchyard-proxy/switchyard/hns/hnstrace" // the hns tracer, as cmd/switchyard/builtin registers it
 )
 
 // routeView is what a test checks of a route: where it goes and, per

@@ -3,21 +3,19 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
-	"github.com/switchyard-proxy/switchyard/hns/hnssim"
-	"github.com/switchyard-proxy/switchyard/hns/hnstrace"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 )
 
 // explainedDataplane is what a dataplane does with the connection, next
 // to the core's answer.
 type explainedDataplane struct {
 	Name string `json:"name"`
-	// Simulated: the verdict is a model's (hns: the HNS simulator, on a
-	// Windows Server build it names), not the live dataplane's.
+	// Simulated: the answer is a model's (Model says which), not the live
+	// dataplane's.
 	Simulated   bool           `json:"simulated"`
 	Model       string         `json:"model,omitempty"`
 	Connections int            `json:"connections"`
@@ -36,27 +34,19 @@ type explainedDataplane struct {
 // a trace sends.
 const traceConnections = 64
 
-// traceHNS asks the HNS simulator, programmed by the HNS driver with the
-// graph, what becomes of the connection.
-func traceHNS(ctx context.Context, snap graph.Snapshot, c graph.Connection, x *explanation) error {
-	dir, err := os.MkdirTemp("", "switchyard-explain-")
+// traceOffline asks the named driver's model of its dataplane
+// (dataplanes.Tracer) what becomes of the connection.
+func traceOffline(ctx context.Context, name string, snap graph.Snapshot, c graph.Connection, x *explanation) error {
+	t, ok := dataplanes.TracerFor(name)
+	if !ok {
+		return usageError{fmt.Errorf("--dataplane %q: this binary has no model of it to ask offline (hns has its simulator; ovs traces its live bridge, on the node)", name)}
+	}
+	r, err := t.Trace(ctx, snap, c, traceConnections)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	r, err := hnstrace.Trace(ctx, snap, hnssim.Windows2025, c, traceConnections, dir)
-	if err != nil {
-		return err
-	}
-	dp := &explainedDataplane{Name: "hns", Simulated: true, Connections: r.Connections, Reached: r.Verdicts, SrcSeen: r.SrcSeen, DSR: r.DSR,
-		Model: fmt.Sprintf("the HNS simulator (hnssim), Windows Server build %d, an l2bridge network: its rules name their sources or say assumed", r.Build)}
-	dp.Disagreement = disagreement(x.Routes, r.Backends())
-	for _, route := range x.Routes {
-		if route.Action == graph.RejectNoEndpoint {
-			dp.Note = "HNS cannot reject (a gap the driver declares): the client is not refused, its packets go nowhere"
-		}
-	}
-	x.Dataplane = dp
+	x.Dataplane = &explainedDataplane{Name: name, Simulated: true, Model: r.Model, Connections: traceConnections, Reached: r.Reached,
+		SrcSeen: r.SrcSeen, DSR: r.DSR, Note: r.Note, Disagreement: disagreement(x.Routes, r.Backends)}
 	return nil
 }
 

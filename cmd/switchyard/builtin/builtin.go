@@ -4,6 +4,7 @@
 package builtin
 
 import (
-	_ "github.com/switchyard-proxy/switchyard/hns" // registers "hns"
-	_ "github.com/switchyard-proxy/switchyard/ovs" // registers "ovs"
+	_ "github.com/switchyard-proxy/switchyard/hns"          // registers "hns"
+	_ "github.com/switchyard-proxy/switchyard/hns/hnstrace" // registers hns's tracer (its simulator, for explain)
+	_ "github.com/switchyard-proxy/switchyard/ovs"          // registers "ovs"
 )
