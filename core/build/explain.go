@@ -106,7 +106,7 @@ func explainCategorized(eps []candidate, pv policyView, nodeName, zone string) C
 		x.ClusterFallback = len(out.cluster) > 0 && !out.cluster[0].ep.Ready
 	}
 	inCluster, inLocal := addrSet(out.cluster), addrSet(out.local)
-	localReady := anyLocal(out.local, func(c *candidate) bool { return c.ep.Ready })
+	localReady := anyCandidate(out.local, func(c *candidate) bool { return c.ep.Ready })
 	for i := range eps {
 		c := &eps[i]
 		v := EndpointVerdict{Endpoint: c.ep, InCluster: inCluster[c.ep.AddrPort()], InLocal: inLocal[c.ep.AddrPort()]}
@@ -121,8 +121,8 @@ func explainCategorized(eps []candidate, pv policyView, nodeName, zone string) C
 	return x
 }
 
-// clusterExclusion is why c is not in the Cluster list.
-// A serving-and-terminating endpoint is left out only when ready ones
+// clusterExclusion is why c is not in the Cluster list. A
+// serving-and-terminating endpoint is left out only when ready ones
 // exist: with none, the list is every serving-and-terminating endpoint.
 func clusterExclusion(c *candidate, mode topologyMode) Exclusion {
 	switch {
@@ -186,7 +186,7 @@ func addrSet(cs []candidate) map[netip.AddrPort]bool {
 	return set
 }
 
-func anyLocal(cs []candidate, f func(*candidate) bool) bool {
+func anyCandidate(cs []candidate, f func(*candidate) bool) bool {
 	for i := range cs {
 		if f(&cs[i]) {
 			return true
