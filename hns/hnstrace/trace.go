@@ -58,10 +58,7 @@ func (r Result) Backends() []string {
 // node's CNI would have made them; peers' pod CIDRs are its remote
 // subnets.
 func Trace(ctx context.Context, s graph.Snapshot, b hnssim.Build, c graph.Connection, conns int, stateDir string) (Result, error) {
-	sim, err := simulatedNode(s, b)
-	if err != nil {
-		return Result{}, err
-	}
+	sim := simulatedNode(s, b)
 	d, err := hns.NewDriver(sim, hns.Options{NetworkName: network, StateFile: filepath.Join(stateDir, "hns-owned.json")}, dataplanes.Env{})
 	if err != nil {
 		return Result{}, err
@@ -120,7 +117,7 @@ func (tracer) Trace(ctx context.Context, s graph.Snapshot, c graph.Connection, c
 
 // simulatedNode is an HNS with the node's addresses, its pods' endpoints
 // and its peers' pod CIDRs.
-func simulatedNode(s graph.Snapshot, b hnssim.Build) (*hnssim.Sim, error) {
+func simulatedNode(s graph.Snapshot, b hnssim.Build) *hnssim.Sim {
 	sim := hnssim.New(b)
 	var remote []hns.RemoteSubnet
 	for _, p := range s.Peers {
@@ -145,7 +142,7 @@ func simulatedNode(s graph.Snapshot, b hnssim.Build) (*hnssim.Sim, error) {
 			}
 		}
 	}
-	return sim, nil
+	return sim
 }
 
 func verdictKey(v hnssim.Verdict) string {
