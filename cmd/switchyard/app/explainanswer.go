@@ -71,7 +71,8 @@ func explainRoute(r graph.Route, sx build.ServiceExplanation, fam graph.IPFamily
 	sp := r.ServicePort
 	er := explainedRoute{ServicePort: sp.Name.String(), Frontend: r.Frontend, List: r.List, Action: r.Action,
 		SessionAffinity: sp.SessionAffinity, Endpoints: []explainedEndpoint{}}
-	fx, ok := familyOf(sx, sp.Name, fam)
+	px, _ := portOf(sx, sp.Name)
+	fx, ok := familyOf(px, fam)
 	if !ok {
 		er.Disagreement = "the Service's explanation has no such port and family"
 		return er
@@ -106,26 +107,27 @@ func explainRoute(r graph.Route, sx build.ServiceExplanation, fam graph.IPFamily
 	if used != len(inGraph) && er.Disagreement == "" {
 		er.Disagreement = fmt.Sprintf("%d endpoint(s) explained as used, the graph has %d", used, len(inGraph))
 	}
-	for _, o := range sx.Ports {
-		if o.Name == sp.Name {
-			for _, ap := range o.OtherFamily {
-				er.OtherFamily = append(er.OtherFamily, ap.String())
-			}
-		}
+	for _, ap := range px.OtherFamily {
+		er.OtherFamily = append(er.OtherFamily, ap.String())
 	}
 	return er
 }
 
-// familyOf finds a port's family in a Service's explanation.
-func familyOf(sx build.ServiceExplanation, name graph.ServicePortName, fam graph.IPFamily) (build.FamilyExplanation, bool) {
+// portOf finds a port in a Service's explanation.
+func portOf(sx build.ServiceExplanation, name graph.ServicePortName) (build.PortExplanation, bool) {
 	for _, p := range sx.Ports {
-		if p.Name != name {
-			continue
+		if p.Name == name {
+			return p, true
 		}
-		for _, f := range p.Families {
-			if f.Family == fam {
-				return f, true
-			}
+	}
+	return build.PortExplanation{}, false
+}
+
+// familyOf finds a family in a port's explanation.
+func familyOf(px build.PortExplanation, fam graph.IPFamily) (build.FamilyExplanation, bool) {
+	for _, f := range px.Families {
+		if f.Family == fam {
+			return f, true
 		}
 	}
 	return build.FamilyExplanation{}, false
