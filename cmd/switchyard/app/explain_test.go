@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/switchyard-proxy/switchyard/core/explain"
 	_ "github.com/switchyard-proxy/switchyard/hns/hnstrace" // the hns tracer, as cmd/switchyard/builtin registers it
 )
 
@@ -48,7 +49,7 @@ func TestExplainAnswers(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			var x explanation
+			var x explain.Explanation
 			if err := json.Unmarshal([]byte(out), &x); err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +104,7 @@ func TestExplainJSONDocumented(t *testing.T) {
 	}
 	dec := json.NewDecoder(strings.NewReader(example))
 	dec.DisallowUnknownFields()
-	var x explanation
+	var x explain.Explanation
 	if err := dec.Decode(&x); err != nil {
 		t.Fatalf("docs/explain.md's JSON example: %v", err)
 	}
@@ -166,7 +167,7 @@ func TestExplainWithTheHNSSimulator(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", q, code, errOut)
 		}
-		var x explanation
+		var x explain.Explanation
 		if err := json.Unmarshal([]byte(out), &x); err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestExplainWithTheHNSSimulator(t *testing.T) {
 // disagreement names a backend the graph does not use, and a forward that
 // reached nothing.
 func TestDataplaneDisagreement(t *testing.T) {
-	routes := []explainedRoute{{Action: "forward", Endpoints: []explainedEndpoint{{Endpoint: "10.0.0.1:80", Used: true}, {Endpoint: "10.0.0.2:80"}}}}
+	routes := []explain.Route{{Action: "forward", Endpoints: []explain.Endpoint{{Endpoint: "10.0.0.1:80", Used: true}, {Endpoint: "10.0.0.2:80"}}}}
 	for _, tc := range []struct {
 		reached []string
 		want    string
@@ -192,7 +193,7 @@ func TestDataplaneDisagreement(t *testing.T) {
 		{[]string{"10.0.0.1:80", "10.0.0.2:80"}, "reached 10.0.0.2:80, which the graph does not use"},
 		{nil, "the graph forwards the connection; the dataplane reached no endpoint"},
 	} {
-		if got := disagreement(routes, tc.reached); got != tc.want {
+		if got := explain.DataplaneDisagreement(routes, tc.reached); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.reached, got, tc.want)
 		}
 	}

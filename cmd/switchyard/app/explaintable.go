@@ -6,11 +6,13 @@ import (
 	"maps"
 	"slices"
 	"text/tabwriter"
+
+	"github.com/switchyard-proxy/switchyard/core/explain"
 )
 
 // writeExplanation prints an explanation for people: the connection, then
 // each route with its endpoints and why each unused one is left out.
-func writeExplanation(w io.Writer, x explanation) error {
+func writeExplanation(w io.Writer, x explain.Explanation) error {
 	where := "from outside this node"
 	if x.Connection.FromThisNode {
 		where = "from this node"
@@ -30,7 +32,7 @@ func writeExplanation(w io.Writer, x explanation) error {
 }
 
 // writeRoute prints one route: the list, topology, affinity, endpoints.
-func writeRoute(w io.Writer, r explainedRoute) error {
+func writeRoute(w io.Writer, r explain.Route) error {
 	fmt.Fprintf(w, "\n%s via %s: %s\n", r.ServicePort, r.Frontend, r.Action)
 	fmt.Fprintf(w, "  the %s list: %s endpoints; topology %s (%s)", r.List, r.Policy, r.Topology.Mode, r.Topology.Why)
 	if r.Fallback {
@@ -53,7 +55,7 @@ func writeRoute(w io.Writer, r explainedRoute) error {
 }
 
 // writeDataplane prints what the dataplane did with the connections.
-func writeDataplane(w io.Writer, dp *explainedDataplane) {
+func writeDataplane(w io.Writer, dp *explain.Dataplane) {
 	if dp == nil {
 		return
 	}
@@ -82,7 +84,7 @@ func writeDataplane(w io.Writer, dp *explainedDataplane) {
 	}
 }
 
-func writeEndpoints(w io.Writer, r explainedRoute) error {
+func writeEndpoints(w io.Writer, r explain.Route) error {
 	if len(r.Endpoints) == 0 {
 		fmt.Fprintln(w, "  no endpoints of this family")
 		return nil

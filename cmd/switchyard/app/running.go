@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/core/explain"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
@@ -108,18 +109,18 @@ func (p *programmer) heldBack() []dataplanes.DegradedPart {
 func explainHandler(tr *tracker.Tracker) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		snap := tr.Snapshot()
-		c, err := parseConnection(r.URL.Query().Get("from"), r.URL.Query().Get("to"), snap.Node)
+		c, err := explain.ParseConnection(r.URL.Query().Get("from"), r.URL.Query().Get("to"), snap.Node)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(explain(snap, tr, c))
+		_ = json.NewEncoder(w).Encode(explain.Of(snap, tr, c))
 	})
 }
 
 // fetchExplanation asks the switchyard whose metrics address is addr.
-func fetchExplanation(ctx context.Context, addr, from, to string) (*explanation, error) {
+func fetchExplanation(ctx context.Context, addr, from, to string) (*explain.Explanation, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	u := url.URL{Scheme: "http", Host: addr, Path: "/explain", RawQuery: url.Values{"from": {from}, "to": {to}}.Encode()}
@@ -136,7 +137,7 @@ func fetchExplanation(ctx context.Context, addr, from, to string) (*explanation,
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("GET %s: %s: %s", u.String(), resp.Status, strings.TrimSpace(string(body)))
 	}
-	var x explanation
+	var x explain.Explanation
 	if err := json.NewDecoder(resp.Body).Decode(&x); err != nil {
 		return nil, fmt.Errorf("GET %s: %w", u.String(), err)
 	}

@@ -1,4 +1,11 @@
-package app
+// Package explain says what one node's proxy does with one new
+// connection, and why: the graph's routes for it (graph.Snapshot.Routes),
+// each joined with its Service's explanation from the tracker that built
+// the graph (build.ServiceExplanation), and upstream's masquerade rule.
+// It is what `switchyard explain` prints and the conformance harness
+// checks against every probe. Its JSON is docs/explain.md's; the two are
+// kept in step. It is pure: the snapshot and tracker are its only input.
+package explain
 
 import (
 	"fmt"
@@ -9,25 +16,25 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 )
 
-// explanation is `switchyard explain`'s answer, and its JSON
+// Explanation is `switchyard explain`'s answer, and its JSON
 // (docs/explain.md; keep the two in step).
-type explanation struct {
-	Node       string        `json:"node"`
-	Connection explainedConn `json:"connection"`
+type Explanation struct {
+	Node       string     `json:"node"`
+	Connection Connection `json:"connection"`
 	// Routes: one per service port with a frontend at the destination
 	// (none: the proxy does not touch the connection).
-	Routes []explainedRoute `json:"routes"`
+	Routes []Route `json:"routes"`
 	// Dataplane: what the dataplane does with it (--dataplane).
-	Dataplane *explainedDataplane `json:"dataplane,omitempty"`
+	Dataplane *Dataplane `json:"dataplane,omitempty"`
 }
 
-type explainedConn struct {
+type Connection struct {
 	From         string `json:"from"`
 	To           string `json:"to"` // ip:port/PROTOCOL
 	FromThisNode bool   `json:"fromThisNode"`
 }
 
-type explainedRoute struct {
+type Route struct {
 	ServicePort     string                `json:"servicePort"`
 	Frontend        graph.FrontendKind    `json:"frontend"`
 	List            graph.ListKind        `json:"list"`
@@ -36,14 +43,14 @@ type explainedRoute struct {
 	SessionAffinity graph.SessionAffinity `json:"sessionAffinity"`
 	Topology        build.Topology        `json:"topology"`
 	Fallback        bool                  `json:"terminatingFallback,omitempty"`
-	Endpoints       []explainedEndpoint   `json:"endpoints"`
+	Endpoints       []Endpoint            `json:"endpoints"`
 	OtherFamily     []string              `json:"otherFamily,omitempty"`
 	// Disagreement is set when the explanation's endpoints are not the
 	// graph's: a bug in switchyard.
 	Disagreement string `json:"disagreement,omitempty"`
 }
 
-type explainedEndpoint struct {
+type Endpoint struct {
 	Endpoint    string          `json:"endpoint"`
 	Node        string          `json:"node,omitempty"`
 	Zone        string          `json:"zone,omitempty"`
@@ -54,23 +61,23 @@ type explainedEndpoint struct {
 	Excluded    build.Exclusion `json:"excluded,omitempty"`
 }
 
-// explain answers for c: the graph's routes, each with its Service's
+// Of answers for c: the graph's routes, each with its Service's
 // explanation from the tracker that built the graph.
-func explain(snap graph.Snapshot, tr *tracker.Tracker, c graph.Connection) explanation {
-	x := explanation{Node: snap.Node.Name, Routes: []explainedRoute{}, Connection: explainedConn{From: c.Src.String(),
+func Of(snap graph.Snapshot, tr *tracker.Tracker, c graph.Connection) Explanation {
+	x := Explanation{Node: snap.Node.Name, Routes: []Route{}, Connection: Connection{From: c.Src.String(),
 		To: fmt.Sprintf("%s/%s", netip.AddrPortFrom(c.Dst, c.Port), c.Protocol), FromThisNode: c.FromThisNode}}
 	for _, r := range snap.Routes(c) {
 		sx, _ := tr.Explain(r.ServicePort.Name.Namespace, r.ServicePort.Name.Name)
-		x.Routes = append(x.Routes, explainRoute(r, sx, graph.FamilyOf(c.Dst)))
+		x.Routes = append(x.Routes, route(r, sx, graph.FamilyOf(c.Dst)))
 	}
 	return x
 }
 
-// explainRoute joins a route with its port's explanation in its family.
-func explainRoute(r graph.Route, sx build.ServiceExplanation, fam graph.IPFamily) explainedRoute {
+// route joins a route with its port's explanation in its family.
+func route(r graph.Route, sx build.ServiceExplanation, fam graph.IPFamily) Route {
 	sp := r.ServicePort
-	er := explainedRoute{ServicePort: sp.Name.String(), Frontend: r.Frontend, List: r.List, Action: r.Action,
-		SessionAffinity: sp.SessionAffinity, Endpoints: []explainedEndpoint{}}
+	er := Route{ServicePort: sp.Name.String(), Frontend: r.Frontend, List: r.List, Action: r.Action,
+		SessionAffinity: sp.SessionAffinity, Endpoints: []Endpoint{}}
 	px, _ := portOf(sx, sp.Name)
 	fx, ok := familyOf(px, fam)
 	if !ok {
@@ -91,7 +98,7 @@ func explainRoute(r graph.Route, sx build.ServiceExplanation, fam graph.IPFamily
 	}
 	for _, v := range fx.Endpoints {
 		e := v.Endpoint
-		ee := explainedEndpoint{Endpoint: e.String(), Node: e.Node(), Zone: e.Zone(), Ready: e.Ready, Serving: e.Serving,
+		ee := Endpoint{Endpoint: e.String(), Node: e.Node(), Zone: e.Zone(), Ready: e.Ready, Serving: e.Serving,
 			Terminating: e.Terminating, Used: v.InCluster, Excluded: v.NotCluster}
 		if er.Policy == build.ListLocal {
 			ee.Used, ee.Excluded = v.InLocal, v.NotLocal

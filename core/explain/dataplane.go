@@ -1,0 +1,59 @@
+package explain
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+)
+
+// Dataplane is what a dataplane does with the connection, next
+// to the core's answer.
+type Dataplane struct {
+	Name string `json:"name"`
+	// Simulated: the answer is a model's (Model says which), not the live
+	// dataplane's.
+	Simulated   bool           `json:"simulated"`
+	Model       string         `json:"model,omitempty"`
+	Connections int            `json:"connections"`
+	Reached     map[string]int `json:"reached"` // backend ip:port, or what became of the packets, to a count
+	SrcSeen     string         `json:"srcSeen,omitempty"`
+	DSR         bool           `json:"dsr,omitempty"`
+	// Disagreement: the dataplane sent a connection where the graph does
+	// not (a bug), or none where it forwards.
+	Disagreement string `json:"disagreement,omitempty"`
+	// Note: how the dataplane's answer differs by design (a capability
+	// gap its driver declares).
+	Note string `json:"note,omitempty"`
+}
+
+// DataplaneDisagreement compares the backends a dataplane reached with the
+// routes' used endpoints ("" when they agree).
+func DataplaneDisagreement(routes []Route, reached []string) string {
+	var used []string
+	forwards := false
+	for _, r := range routes {
+		if r.Action != graph.Forward {
+			continue
+		}
+		forwards = true
+		for _, e := range r.Endpoints {
+			if e.Used {
+				used = append(used, e.Endpoint)
+			}
+		}
+	}
+	var stray []string
+	for _, b := range reached {
+		if !slices.Contains(used, b) {
+			stray = append(stray, b)
+		}
+	}
+	switch {
+	case len(stray) > 0:
+		return "reached " + strings.Join(stray, ", ") + ", which the graph does not use"
+	case forwards && len(reached) == 0:
+		return "the graph forwards the connection; the dataplane reached no endpoint"
+	}
+	return ""
+}
