@@ -43,8 +43,14 @@ type Route struct {
 	SessionAffinity graph.SessionAffinity `json:"sessionAffinity"`
 	Topology        build.Topology        `json:"topology"`
 	Fallback        bool                  `json:"terminatingFallback,omitempty"`
-	Endpoints       []Endpoint            `json:"endpoints"`
-	OtherFamily     []string              `json:"otherFamily,omitempty"`
+	// Masquerade: upstream SNATs the connection to an address of this
+	// node (MasqueradeWhy says by which rule); SourceSeen is then "node",
+	// else "client". A hairpin endpoint sees "node" whatever this says.
+	Masquerade    bool          `json:"masquerade"`
+	MasqueradeWhy MasqueradeWhy `json:"masqueradeWhy"`
+	SourceSeen    string        `json:"sourceSeen"`
+	Endpoints     []Endpoint    `json:"endpoints"`
+	OtherFamily   []string      `json:"otherFamily,omitempty"`
 	// Disagreement is set when the explanation's endpoints are not the
 	// graph's: a bug in switchyard.
 	Disagreement string `json:"disagreement,omitempty"`
@@ -59,6 +65,9 @@ type Endpoint struct {
 	Terminating bool            `json:"terminating"`
 	Used        bool            `json:"used"`
 	Excluded    build.Exclusion `json:"excluded,omitempty"`
+	// Hairpin: the endpoint is the client itself; upstream masquerades
+	// such a connection, so it sees "node".
+	Hairpin bool `json:"hairpin,omitempty"`
 }
 
 // Of answers for c: the graph's routes, each with its Service's
@@ -68,18 +77,20 @@ func Of(snap graph.Snapshot, tr *tracker.Tracker, c graph.Connection) Explanatio
 		To: fmt.Sprintf("%s/%s", netip.AddrPortFrom(c.Dst, c.Port), c.Protocol), FromThisNode: c.FromThisNode}}
 	for _, r := range snap.Routes(c) {
 		sx, _ := tr.Explain(r.ServicePort.Name.Namespace, r.ServicePort.Name.Name)
-		x.Routes = append(x.Routes, route(r, sx, graph.FamilyOf(c.Dst)))
+		x.Routes = append(x.Routes, route(r, sx, c, snap.Node))
 	}
 	return x
 }
 
 // route joins a route with its port's explanation in its family.
-func route(r graph.Route, sx build.ServiceExplanation, fam graph.IPFamily) Route {
+func route(r graph.Route, sx build.ServiceExplanation, c graph.Connection, node graph.Node) Route {
 	sp := r.ServicePort
+	why := masquerade(sp, r.Frontend, c, node)
 	er := Route{ServicePort: sp.Name.String(), Frontend: r.Frontend, List: r.List, Action: r.Action,
-		SessionAffinity: sp.SessionAffinity, Endpoints: []Endpoint{}}
+		SessionAffinity: sp.SessionAffinity, Masquerade: why.Masquerades(), MasqueradeWhy: why, SourceSeen: why.sourceSeen(),
+		Endpoints: []Endpoint{}}
 	px, _ := portOf(sx, sp.Name)
-	fx, ok := familyOf(px, fam)
+	fx, ok := familyOf(px, graph.FamilyOf(c.Dst))
 	if !ok {
 		er.Disagreement = "the Service's explanation has no such port and family"
 		return er
@@ -99,7 +110,7 @@ func route(r graph.Route, sx build.ServiceExplanation, fam graph.IPFamily) Route
 	for _, v := range fx.Endpoints {
 		e := v.Endpoint
 		ee := Endpoint{Endpoint: e.String(), Node: e.Node(), Zone: e.Zone(), Ready: e.Ready, Serving: e.Serving,
-			Terminating: e.Terminating, Used: v.InCluster, Excluded: v.NotCluster}
+			Terminating: e.Terminating, Used: v.InCluster, Excluded: v.NotCluster, Hairpin: e.IP == c.Src}
 		if er.Policy == build.ListLocal {
 			ee.Used, ee.Excluded = v.InLocal, v.NotLocal
 		}

@@ -16,8 +16,8 @@ import (
 // routeView is what a test checks of a route: where it goes and, per
 // endpoint, used or the rule that left it out.
 type routeView struct {
-	ServicePort, Frontend, List, Policy, Action, Topology string
-	Endpoints                                             map[string]string // endpoint: "used" or the exclusion
+	ServicePort, Frontend, List, Policy, Action, Topology, Source string            // Source: sourceSeen/masqueradeWhy
+	Endpoints                                                     map[string]string // endpoint: "used" or the exclusion
 }
 
 // explain's answers on the example cluster, read from its JSON: every
@@ -28,19 +28,19 @@ func TestExplainAnswers(t *testing.T) {
 		from, to string
 		want     []routeView
 	}{
-		{"10.244.1.9", "10.96.10.20:80", []routeView{{"shop/frontend:http/TCP", "ClusterIP", "Internal", "Cluster", "forward", "None/NoHints",
+		{"10.244.1.9", "10.96.10.20:80", []routeView{{"shop/frontend:http/TCP", "ClusterIP", "Internal", "Cluster", "forward", "None/NoHints", "client/FromAPod",
 			map[string]string{"10.244.1.10:8080": "used", "10.244.2.10:8080": "TerminatingWhileReady", "10.244.3.10:8080": "used"}}}},
-		{"198.51.100.7", "203.0.113.10:443", []routeView{{"shop/checkout:https/TCP", "LoadBalancerIP", "External", "Local", "forward", "None/NoHints",
+		{"198.51.100.7", "203.0.113.10:443", []routeView{{"shop/checkout:https/TCP", "LoadBalancerIP", "External", "Local", "forward", "None/NoHints", "client/ExternalPolicyLocal",
 			map[string]string{"10.244.1.20:8443": "used", "10.244.2.20:8443": "OnAnotherNode"}}}},
-		{"192.0.2.1", "203.0.113.10:443", []routeView{{"shop/checkout:https/TCP", "LoadBalancerIP", "External", "Local", "drop-source-range", "None/NoHints",
+		{"192.0.2.1", "203.0.113.10:443", []routeView{{"shop/checkout:https/TCP", "LoadBalancerIP", "External", "Local", "drop-source-range", "None/NoHints", "client/ExternalPolicyLocal",
 			map[string]string{"10.244.1.20:8443": "used", "10.244.2.20:8443": "OnAnotherNode"}}}},
-		{"node", "192.168.10.11:30443", []routeView{{"shop/checkout:https/TCP", "NodePort", "ShortCircuit", "Cluster", "forward", "None/NoHints",
+		{"node", "192.168.10.11:30443", []routeView{{"shop/checkout:https/TCP", "NodePort", "ShortCircuit", "Cluster", "forward", "None/NoHints", "node/ShortCircuitFromTheNode",
 			map[string]string{"10.244.1.20:8443": "used", "10.244.2.20:8443": "used"}}}},
-		{"10.244.1.9", "10.96.20.6:9090", []routeView{{"shop/catalog:grpc/TCP", "ClusterIP", "Internal", "Cluster", "forward", "PreferSameZone/HintsForThisZone",
+		{"10.244.1.9", "10.96.20.6:9090", []routeView{{"shop/catalog:grpc/TCP", "ClusterIP", "Internal", "Cluster", "forward", "PreferSameZone/HintsForThisZone", "client/FromAPod",
 			map[string]string{"10.244.1.40:9090": "used", "10.244.2.40:9090": "HintedForOtherZones", "10.244.3.40:9090": "HintedForOtherZones"}}}},
-		{"10.244.1.9", "10.96.20.7:80", []routeView{{"shop/payments:http/TCP", "ClusterIP", "Internal", "Local", "drop", "None/ClusterNotUsed",
+		{"10.244.1.9", "10.96.20.7:80", []routeView{{"shop/payments:http/TCP", "ClusterIP", "Internal", "Local", "drop", "None/ClusterNotUsed", "client/FromAPod",
 			map[string]string{"10.244.2.50:8080": "OnAnotherNode"}}}},
-		{"10.244.1.9", "10.96.20.8:80", []routeView{{"shop/search:http/TCP", "ClusterIP", "Internal", "Cluster", "reject", "None/NoReadyEndpoints",
+		{"10.244.1.9", "10.96.20.8:80", []routeView{{"shop/search:http/TCP", "ClusterIP", "Internal", "Cluster", "reject", "None/NoReadyEndpoints", "client/FromAPod",
 			map[string]string{}}}},
 		{"10.244.1.9", "10.96.20.8:81", nil},
 	} {
@@ -59,7 +59,7 @@ func TestExplainAnswers(t *testing.T) {
 					t.Errorf("%s: the explanation disagrees with the graph: %s", r.ServicePort, r.Disagreement)
 				}
 				v := routeView{r.ServicePort, string(r.Frontend), string(r.List), r.Policy, string(r.Action),
-					r.Topology.Mode + "/" + string(r.Topology.Why), map[string]string{}}
+					r.Topology.Mode + "/" + string(r.Topology.Why), r.SourceSeen + "/" + string(r.MasqueradeWhy), map[string]string{}}
 				for _, e := range r.Endpoints {
 					v.Endpoints[e.Endpoint] = string(e.Excluded)
 					if e.Used {
@@ -178,23 +178,5 @@ func TestExplainWithTheHNSSimulator(t *testing.T) {
 	code, _, errOut := runCmd(t, "explain", "--file", clusterFile, "--node-name", "node-1", "--dataplane", "ovs", "--from", "10.244.1.9", "--to", "10.96.10.20:80")
 	if code != 2 || !strings.Contains(errOut, "live bridge") {
 		t.Errorf("--dataplane ovs offline: exit %d, %q", code, errOut)
-	}
-}
-
-// disagreement names a backend the graph does not use, and a forward that
-// reached nothing.
-func TestDataplaneDisagreement(t *testing.T) {
-	routes := []explain.Route{{Action: "forward", Endpoints: []explain.Endpoint{{Endpoint: "10.0.0.1:80", Used: true}, {Endpoint: "10.0.0.2:80"}}}}
-	for _, tc := range []struct {
-		reached []string
-		want    string
-	}{
-		{[]string{"10.0.0.1:80"}, ""},
-		{[]string{"10.0.0.1:80", "10.0.0.2:80"}, "reached 10.0.0.2:80, which the graph does not use"},
-		{nil, "the graph forwards the connection; the dataplane reached no endpoint"},
-	} {
-		if got := explain.DataplaneDisagreement(routes, tc.reached); got != tc.want {
-			t.Errorf("%v: %q, want %q", tc.reached, got, tc.want)
-		}
 	}
 }

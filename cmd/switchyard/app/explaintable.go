@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/switchyard-proxy/switchyard/core/explain"
+	"github.com/switchyard-proxy/switchyard/core/graph"
 )
 
 // writeExplanation prints an explanation for people: the connection, then
@@ -39,6 +40,9 @@ func writeRoute(w io.Writer, r explain.Route) error {
 		fmt.Fprint(w, "; none ready: serving-and-terminating endpoints used")
 	}
 	fmt.Fprintln(w)
+	if r.Action == graph.Forward {
+		fmt.Fprintf(w, "  the endpoint sees the source: %s (%s)\n", r.SourceSeen, masqueradeText(r))
+	}
 	if r.SessionAffinity.ClientIP {
 		fmt.Fprintf(w, "  session affinity: ClientIP, %d s\n", r.SessionAffinity.TimeoutSeconds)
 	}
@@ -84,6 +88,14 @@ func writeDataplane(w io.Writer, dp *explain.Dataplane) {
 	}
 }
 
+// masqueradeText says whether and why the connection is masqueraded.
+func masqueradeText(r explain.Route) string {
+	if r.Masquerade {
+		return "masqueraded: " + string(r.MasqueradeWhy)
+	}
+	return "not masqueraded: " + string(r.MasqueradeWhy)
+}
+
 func writeEndpoints(w io.Writer, r explain.Route) error {
 	if len(r.Endpoints) == 0 {
 		fmt.Fprintln(w, "  no endpoints of this family")
@@ -92,8 +104,12 @@ func writeEndpoints(w io.Writer, r explain.Route) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ENDPOINT\tNODE\tZONE\tREADY\tSERVING\tTERMINATING\tUSED\tLEFT OUT BY")
 	for _, e := range r.Endpoints {
+		used := yesNo(e.Used)
+		if e.Used && e.Hairpin {
+			used = "yes (hairpin: masqueraded)"
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Endpoint, dash(e.Node), dash(e.Zone), yesNo(e.Ready), yesNo(e.Serving),
-			yesNo(e.Terminating), yesNo(e.Used), dash(string(e.Excluded)))
+			yesNo(e.Terminating), used, dash(string(e.Excluded)))
 	}
 	return tw.Flush()
 }
