@@ -155,8 +155,9 @@ func Check(ctx context.Context, h Harness, c Case) Result {
 		if len(why[i]) > 0 {
 			continue
 		}
+		snap, caps := tr.Snapshot(), h.Factory().Capabilities()
 		for j, spec := range s.Probes {
-			if msg := probe(ctx, h, spec); msg != "" {
+			if msg := probe(ctx, h, spec, func(p Probe) prediction { return predict(snap, tr, caps, p) }); msg != "" {
 				r.Failures = append(r.Failures, fmt.Sprintf("step %d probe %d: %s", i+1, j+1, msg))
 			}
 		}
@@ -235,9 +236,12 @@ func (s Step) feed(tr *tracker.Tracker) {
 	}
 }
 
-// probe sends a probe's connections and judges them ("" when as expected).
-func probe(ctx context.Context, h Harness, spec ProbeSpec) string {
+// probe sends a probe's connections and judges them ("" when as
+// expected): against the case's expectation, and against what explain
+// predicts of each connection (issue 31: any difference fails the case).
+func probe(ctx context.Context, h Harness, spec ProbeSpec, explained func(Probe) prediction) string {
 	answers := make([]Answer, 0, spec.Count)
+	pr := explained(spec.probe(0))
 	for k := range spec.Count {
 		p := spec.probe(k)
 		if k > 0 && p.Interval > 0 {
@@ -247,7 +251,11 @@ func probe(ctx context.Context, h Harness, spec ProbeSpec) string {
 				return "interrupted: " + ctx.Err().Error()
 			}
 		}
-		answers = append(answers, h.Probe(ctx, p))
+		a := h.Probe(ctx, p)
+		if msg := pr.mismatch(p, []Answer{a}); msg != "" {
+			return fmt.Sprintf("%s -> %s/%s connection %d: explain disagrees with the dataplane: %s", spec.From, spec.To, spec.Protocol, k+1, msg)
+		}
+		answers = append(answers, a)
 	}
 	if msg := judge(spec.Expect, spec.dst.Addr(), answers); msg != "" {
 		return fmt.Sprintf("%s -> %s/%s x%d: %s", spec.From, spec.To, spec.Protocol, spec.Count, msg)

@@ -143,6 +143,16 @@ func (w world) Owner(ip netip.Addr) string {
 	return ""
 }
 
+// named names the member holding ip, whatever its kind ("" if none).
+func (w world) named(ip netip.Addr) string {
+	for _, m := range w.Members {
+		if slices.Contains(m.IPs, ip) {
+			return m.Name
+		}
+	}
+	return ""
+}
+
 // Serves reports whether backends listen on port for protocol.
 func (w world) Serves(protocol string, port uint16) bool {
 	switch protocol {

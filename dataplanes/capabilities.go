@@ -45,8 +45,15 @@ var All = []Capability{IPv4, IPv6, TCP, UDP, SCTP, NodePort, ExternalIPs, LoadBa
 // it program Services on a pod network another component provides.
 const PodNetwork Capability = "pod-network"
 
+// UpstreamSources is a capability of the driver as a whole: an endpoint
+// sees the source upstream's masquerade rule gives (the client's own, or
+// an address of this node: core/explain, docs/explain.md). Drivers that
+// SNAT more (HNS without DSR) lack it; `switchyard explain` then states
+// upstream's rule and the dataplane's trace shows theirs.
+const UpstreamSources Capability = "upstream-sources"
+
 // NodeCapabilities lists the capabilities of a driver as a whole.
-var NodeCapabilities = []Capability{PodNetwork}
+var NodeCapabilities = []Capability{PodNetwork, UpstreamSources}
 
 // Capabilities is what a driver declares: the capabilities it has, and for
 // each one it lacks, why (shown to users and in the conformance matrix).

@@ -69,6 +69,7 @@ func (f *Factory) baseCapabilities() dataplanes.Capabilities {
 			dataplanes.RejectNoEndpoint: "HNS cannot reject: a frontend without endpoints gets no load balancer",
 			dataplanes.MixedTargetPorts: "an HNS load balancer has one internal port: endpoints on another target port are left out",
 			dataplanes.PodNetwork:       "on Windows the CNI and its HNS network are the pod network; this driver programs Services on it",
+			dataplanes.UpstreamSources:  "without DSR, HNS SNATs every load-balanced connection to the load balancer's SourceVIP, a pod's to a ClusterIP included (docs/hns.md S2)",
 		},
 	}
 }

@@ -36,7 +36,8 @@ func (f *Factory) Description() string {
 // agent's business.
 func (f *Factory) Capabilities() dataplanes.Capabilities {
 	return dataplanes.Capabilities{Supported: dataplanes.All, Gaps: map[dataplanes.Capability]string{
-		dataplanes.PodNetwork: "the graph (peers included) goes to a file; the agent reading it builds the pod network, not this driver"}}
+		dataplanes.PodNetwork:      "the graph (peers included) goes to a file; the agent reading it builds the pod network, not this driver",
+		dataplanes.UpstreamSources: "what is masqueraded is the agent's choice"}}
 }
 
 // ReadsPeers implements dataplanes.PeerReader: the file carries the other
