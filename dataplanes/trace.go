@@ -32,6 +32,25 @@ type Trace struct {
 	DSR     bool
 	// Note says how the dataplane differs by design (a declared gap).
 	Note string
+	// Path is the way the first connection took through the dataplane,
+	// step by step, when the dataplane can say (OVS: table by table).
+	Path []TraceStep
+}
+
+// TraceStep is one step of a connection's way through a dataplane.
+type TraceStep struct {
+	Table string `json:"table"`           // where (OVS: the pipeline's table name)
+	Match string `json:"match,omitempty"` // what matched it there (OVS: the flow's match)
+	Did   string `json:"did,omitempty"`   // what of note it did (a group's choice, a NAT, an output, a drop)
+}
+
+// LiveTracer is a running driver that asks its own dataplane what it does
+// with new connections like c (another source port each): `switchyard
+// explain --running ADDR --dataplane NAME` reaches it through the running
+// switchyard's /explain. OVS implements it with ofproto/trace through the
+// live bridge.
+type LiveTracer interface {
+	TraceLive(ctx context.Context, c graph.Connection, connections int) (Trace, error)
 }
 
 var (

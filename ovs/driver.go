@@ -55,6 +55,8 @@ type Driver struct {
 	ctl        *vswitchd.Control   // ovs-vswitchd's control socket: pokes, purges, conntrack flushes
 	follow     *vswitchd.Follower  // the datapath's settle after each commit
 	flows      *bridgeFlows        // the OpenFlow side: read back, commit (set by connect)
+
+	trace tracer // explain's ofproto/trace (TraceLive), outside mu
 }
 
 func newDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, error) {
@@ -344,6 +346,7 @@ func (d *Driver) Close() error {
 		defer d.mu.Unlock()
 		d.follow.Close()
 		d.ctl.Close()
+		d.trace.close()
 		d.db.Close()
 		d.host.Close()
 		if d.dp.lock != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 )
 
 // Dataplane is what a dataplane does with the connection, next
@@ -25,6 +26,12 @@ type Dataplane struct {
 	// Note: how the dataplane's answer differs by design (a capability
 	// gap its driver declares).
 	Note string `json:"note,omitempty"`
+	// Path: the first connection's way through the dataplane, step by
+	// step, when it can say (OVS: table by table, in the pipeline's names).
+	Path []dataplanes.TraceStep `json:"path,omitempty"`
+	// Error: the dataplane could not be asked, and why (the rest of the
+	// answer, the core's, stands).
+	Error string `json:"error,omitempty"`
 }
 
 // DataplaneDisagreement compares the backends a dataplane reached with the

@@ -113,13 +113,23 @@ func classify(err error) error {
 
 // dialFrom dials from a namespace, from src when it is set.
 func dialFrom(ns, network string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (net.Conn, error) {
+	return dialFromPort(ns, network, src, 0, dst, timeout)
+}
+
+// dialFromPort dials from a namespace, from src and srcPort when they are
+// set (the kernel picks what is not).
+func dialFromPort(ns, network string, src netip.Addr, srcPort uint16, dst netip.AddrPort, timeout time.Duration) (net.Conn, error) {
 	var c net.Conn
 	err := InNS(ns, func() (err error) {
 		d := net.Dialer{Timeout: timeout}
-		if src.IsValid() {
-			d.LocalAddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
+		if src.IsValid() || srcPort != 0 {
+			var ip net.IP
+			if src.IsValid() {
+				ip = src.AsSlice()
+			}
+			d.LocalAddr = &net.UDPAddr{IP: ip, Port: int(srcPort)}
 			if network == "tcp" {
-				d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
+				d.LocalAddr = &net.TCPAddr{IP: ip, Port: int(srcPort)}
 			}
 		}
 		c, err = d.Dial(network, dst.String())
@@ -141,7 +151,12 @@ func ProbeTCP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Durati
 // ProbeTCPSeen is ProbeTCP that also returns the source address the
 // server saw.
 func ProbeTCPSeen(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, netip.Addr, error) {
-	c, err := dialFrom(ns, "tcp", src, dst, timeout)
+	return ProbeTCPFromPort(ns, src, 0, dst, timeout)
+}
+
+// ProbeTCPFromPort is ProbeTCPSeen from a given source port (0: any).
+func ProbeTCPFromPort(ns string, src netip.Addr, srcPort uint16, dst netip.AddrPort, timeout time.Duration) (string, netip.Addr, error) {
+	c, err := dialFromPort(ns, "tcp", src, srcPort, dst, timeout)
 	if err != nil {
 		return "", netip.Addr{}, err
 	}

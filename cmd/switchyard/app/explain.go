@@ -30,7 +30,7 @@ func newExplainCommand() *cobra.Command {
 			var x *explain.Explanation
 			if running != "" {
 				var err error
-				if x, err = fetchExplanation(cmd.Context(), running, from, to); err != nil {
+				if x, err = fetchExplanation(cmd.Context(), running, from, to, dataplane); err != nil {
 					return err
 				}
 			} else {
@@ -66,7 +66,7 @@ func newExplainCommand() *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "json or table")
 	cmd.Flags().StringVar(&from, "from", "", `the connection's source: a pod's IP, an outside address, or "node"`)
 	cmd.Flags().StringVar(&to, "to", "", "the connection's destination: IP:PORT[/PROTO], [IPv6]:PORT[/PROTO]")
-	cmd.Flags().StringVar(&dataplane, "dataplane", "", "also ask what this dataplane does with the connection (offline: hns, through its simulator)")
+	cmd.Flags().StringVar(&dataplane, "dataplane", "", "also ask what this dataplane does with the connection: with --running, the running driver's live dataplane (ovs: ofproto/trace); offline, a model (hns: its simulator)")
 	cmd.Flags().StringVar(&running, "running", "", "the metrics address of a running switchyard (--metrics-bind-address, 127.0.0.1:10249): ask it, from its current graph")
 	return cmd
 }

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchyard-proxy/switchyard/core/explain"
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 	_ "github.com/switchyard-proxy/switchyard/hns/hnstrace" // the hns tracer, as cmd/switchyard/builtin registers it
 )
 
@@ -141,7 +145,7 @@ func TestExplainAsksARunningSwitchyard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(explainHandler(v.tr))
+	srv := httptest.NewServer(explainHandler(v.tr, "test-memory", &memoryDriver{}))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	for _, q := range [][]string{{"10.244.1.9", "10.96.10.20:80"}, {"node", "192.168.10.11:30443"}, {"192.0.2.1", "203.0.113.10:443"}} {
@@ -178,5 +182,56 @@ func TestExplainWithTheHNSSimulator(t *testing.T) {
 	code, _, errOut := runCmd(t, "explain", "--file", clusterFile, "--node-name", "node-1", "--dataplane", "ovs", "--from", "10.244.1.9", "--to", "10.96.10.20:80")
 	if code != 2 || !strings.Contains(errOut, "live bridge") {
 		t.Errorf("--dataplane ovs offline: exit %d, %q", code, errOut)
+	}
+}
+
+// tracingDriver is a running driver whose dataplane answers a trace with
+// reach (or err).
+type tracingDriver struct {
+	dataplanes.Driver
+	reach string
+	err   error
+}
+
+func (d *tracingDriver) TraceLive(_ context.Context, c graph.Connection, n int) (dataplanes.Trace, error) {
+	if d.err != nil {
+		return dataplanes.Trace{}, d.err
+	}
+	return dataplanes.Trace{Model: "a test's", Reached: map[string]int{d.reach: n}, Backends: []string{d.reach}, SrcSeen: c.Src.String(),
+		Path: []dataplanes.TraceStep{{Table: "ServiceLB", Match: "tcp,nw_dst=10.96.10.20", Did: "DNAT to " + d.reach}}}, nil
+}
+
+// --running with --dataplane asks the running driver's dataplane and
+// compares its answer with the graph's; a driver that cannot be asked, or
+// another driver's name, is refused; a trace that fails is said.
+func TestExplainAsksTheRunningDataplane(t *testing.T) {
+	src := sourceOptions{file: clusterFile, nodeName: "node-1"}
+	v, err := src.snapshotOnce(t.Context(), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(d dataplanes.Driver, dataplane string) (int, string, string) {
+		srv := httptest.NewServer(explainHandler(v.tr, "test-tracing", d))
+		defer srv.Close()
+		return runCmd(t, "explain", "--running", strings.TrimPrefix(srv.URL, "http://"), "--dataplane", dataplane,
+			"--from", "10.244.1.9", "--to", "10.96.10.20:80")
+	}
+	for _, tc := range []struct {
+		name      string
+		d         dataplanes.Driver
+		dataplane string
+		code      int
+		want      string
+	}{
+		{"agrees", &tracingDriver{reach: "10.244.1.10:8080"}, "test-tracing", 0, "ServiceLB  tcp,nw_dst=10.96.10.20  DNAT to 10.244.1.10:8080\n  agrees with the graph"},
+		{"disagrees", &tracingDriver{reach: "10.244.2.10:8080"}, "test-tracing", 0, "BUG: the dataplane disagrees with the graph: reached 10.244.2.10:8080"},
+		{"cannot trace", &tracingDriver{err: errors.New("no such pod")}, "test-tracing", 0, "could not be asked: no such pod"},
+		{"no live tracer", &memoryDriver{}, "test-tracing", 1, "cannot trace its live dataplane"},
+		{"another driver", &tracingDriver{}, "ovs", 1, "this switchyard runs the test-tracing driver"},
+	} {
+		code, out, errOut := ask(tc.d, tc.dataplane)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("%s: exit %d, %s%s; want exit %d saying %q", tc.name, code, out, errOut, tc.code, tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/explain"
 	"github.com/switchyard-proxy/switchyard/core/graph"
@@ -18,13 +19,37 @@ const traceConnections = 64
 func traceOffline(ctx context.Context, name string, snap graph.Snapshot, c graph.Connection, x *explain.Explanation) error {
 	t, ok := dataplanes.TracerFor(name)
 	if !ok {
-		return usageError{fmt.Errorf("--dataplane %q: this binary has no model of it to ask offline (hns has its simulator; ovs traces its live bridge, on the node)", name)}
+		return usageError{fmt.Errorf("--dataplane %q: this binary has no model of it to ask offline (hns has its simulator; ovs traces its live bridge: ask the running switchyard, --running ADDR --dataplane ovs)", name)}
 	}
 	r, err := t.Trace(ctx, snap, c, traceConnections)
 	if err != nil {
 		return err
 	}
-	x.Dataplane = &explain.Dataplane{Name: name, Simulated: true, Model: r.Model, Connections: traceConnections, Reached: r.Reached,
-		SrcSeen: r.SrcSeen, DSR: r.DSR, Note: r.Note, Disagreement: explain.DataplaneDisagreement(x.Routes, r.Backends)}
+	x.Dataplane = dataplaneAnswer(name, true, r, x.Routes)
 	return nil
+}
+
+// traceLive asks the running driver d, named name, what its dataplane
+// does with c (dataplanes.LiveTracer). A driver that cannot be asked is
+// a usage error; a trace that fails is said in the answer.
+func traceLive(ctx context.Context, name string, d dataplanes.Driver, c graph.Connection, x *explain.Explanation) error {
+	lt, ok := d.(dataplanes.LiveTracer)
+	if !ok {
+		return fmt.Errorf("the %s driver cannot trace its live dataplane (offline, --file with --dataplane %s asks a model if it has one)", name, name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	r, err := lt.TraceLive(ctx, c, traceConnections)
+	if err != nil {
+		x.Dataplane = &explain.Dataplane{Name: name, Error: err.Error()}
+		return nil
+	}
+	x.Dataplane = dataplaneAnswer(name, false, r, x.Routes)
+	return nil
+}
+
+// dataplaneAnswer is a dataplane's trace next to the core's routes.
+func dataplaneAnswer(name string, simulated bool, r dataplanes.Trace, routes []explain.Route) *explain.Dataplane {
+	return &explain.Dataplane{Name: name, Simulated: simulated, Model: r.Model, Connections: traceConnections, Reached: r.Reached,
+		SrcSeen: r.SrcSeen, DSR: r.DSR, Note: r.Note, Path: r.Path, Disagreement: explain.DataplaneDisagreement(routes, r.Backends)}
 }

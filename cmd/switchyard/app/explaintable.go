@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/explain"
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/dataplanes"
 )
 
 // writeExplanation prints an explanation for people: the connection, then
@@ -64,8 +65,14 @@ func writeDataplane(w io.Writer, dp *explain.Dataplane) {
 		return
 	}
 	fmt.Fprintf(w, "\nthe dataplane (%s", dp.Name)
+	if dp.Error != "" {
+		fmt.Fprintf(w, ") could not be asked: %s\n", dp.Error)
+		return
+	}
 	if dp.Simulated {
 		fmt.Fprintf(w, ", simulated: %s", dp.Model)
+	} else {
+		fmt.Fprintf(w, ": %s", dp.Model)
 	}
 	fmt.Fprintf(w, "), %d connections:\n", dp.Connections)
 	for _, k := range slices.Sorted(maps.Keys(dp.Reached)) {
@@ -81,6 +88,7 @@ func writeDataplane(w io.Writer, dp *explain.Dataplane) {
 	if dp.Note != "" {
 		fmt.Fprintf(w, "  %s\n", dp.Note)
 	}
+	writePath(w, dp.Path)
 	if dp.Disagreement != "" {
 		fmt.Fprintf(w, "  BUG: the dataplane disagrees with the graph: %s\n", dp.Disagreement)
 	} else {
@@ -94,6 +102,19 @@ func masqueradeText(r explain.Route) string {
 		return "masqueraded: " + string(r.MasqueradeWhy)
 	}
 	return "not masqueraded: " + string(r.MasqueradeWhy)
+}
+
+// writePath prints the first connection's way through the dataplane.
+func writePath(w io.Writer, path []dataplanes.TraceStep) {
+	if len(path) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  the first connection's way:")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, s := range path {
+		fmt.Fprintf(tw, "    %s\t%s\t%s\n", s.Table, dash(s.Match), s.Did)
+	}
+	_ = tw.Flush()
 }
 
 func writeEndpoints(w io.Writer, r explain.Route) error {

@@ -157,7 +157,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	servers, err := startServers(map[string]http.Handler{
 		o.healthzAddr: proxyHealth.Mux(),
 		o.metricsAddr: metricsMux(reg, o.dataplane, o.profiling, map[string]http.Handler{
-			"/graph": graphHandler(tr, p), "/explain": explainHandler(tr)}),
+			"/graph": graphHandler(tr, p), "/explain": explainHandler(tr, o.dataplane, driver)}),
 	})
 	if err != nil {
 		return err

@@ -105,25 +105,43 @@ func (p *programmer) heldBack() []dataplanes.DegradedPart {
 }
 
 // explainHandler answers GET /explain?from=SRC&to=DST:PORT[/PROTO] from
-// the tracker's current graph (switchyard explain --running).
-func explainHandler(tr *tracker.Tracker) http.Handler {
+// the tracker's current graph (switchyard explain --running); with
+// &dataplane=NAME (this switchyard's driver), the driver's dataplane is
+// asked too (dataplanes.LiveTracer).
+func explainHandler(tr *tracker.Tracker, name string, d dataplanes.Driver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		snap := tr.Snapshot()
-		c, err := explain.ParseConnection(r.URL.Query().Get("from"), r.URL.Query().Get("to"), snap.Node)
+		q := r.URL.Query()
+		c, err := explain.ParseConnection(q.Get("from"), q.Get("to"), snap.Node)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		x := explain.Of(snap, tr, c)
+		if dp := q.Get("dataplane"); dp != "" {
+			if dp != name {
+				http.Error(w, fmt.Sprintf("dataplane=%s: this switchyard runs the %s driver", dp, name), http.StatusBadRequest)
+				return
+			}
+			if err := traceLive(r.Context(), name, d, c, &x); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(explain.Of(snap, tr, c))
+		_ = json.NewEncoder(w).Encode(x)
 	})
 }
 
 // fetchExplanation asks the switchyard whose metrics address is addr.
-func fetchExplanation(ctx context.Context, addr, from, to string) (*explain.Explanation, error) {
+func fetchExplanation(ctx context.Context, addr, from, to, dataplane string) (*explain.Explanation, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	u := url.URL{Scheme: "http", Host: addr, Path: "/explain", RawQuery: url.Values{"from": {from}, "to": {to}}.Encode()}
+	q := url.Values{"from": {from}, "to": {to}}
+	if dataplane != "" {
+		q.Set("dataplane", dataplane)
+	}
+	u := url.URL{Scheme: "http", Host: addr, Path: "/explain", RawQuery: q.Encode()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
