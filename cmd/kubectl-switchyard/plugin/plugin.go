@@ -46,7 +46,7 @@ type usageError struct{ error }
 
 // explainOptions are the flags of `kubectl switchyard explain`.
 type explainOptions struct {
-	kubeconfig, namespace, node, from, to, output, metrics string
+	kubeconfig, namespace, node, from, to, output, metrics, dataplane string
 }
 
 func newRootCommand() *cobra.Command {
@@ -86,6 +86,7 @@ func newRootCommand() *cobra.Command {
 	f.StringVar(&o.from, "from", "", `the connection's source: a pod's IP, an outside address, or "node"`)
 	f.StringVar(&o.to, "to", "", "the connection's destination: IP:PORT[/PROTO]")
 	f.StringVarP(&o.output, "output", "o", "table", "json or table")
+	f.StringVar(&o.dataplane, "dataplane", "", "also ask the node's dataplane, by its driver's name (ovs: ofproto/trace through the live bridge)")
 	f.StringVar(&o.metrics, "metrics-address", "127.0.0.1:10249", "switchyard's metrics address in its pod (the chart's metrics.bindAddress and port)")
 	root.AddCommand(explain)
 	return root
@@ -93,7 +94,11 @@ func newRootCommand() *cobra.Command {
 
 // command is what runs in the pod.
 func (o explainOptions) command() []string {
-	return []string{"switchyard", "explain", "--running", o.metrics, "--from", o.from, "--to", o.to, "-o", o.output}
+	cmd := []string{"switchyard", "explain", "--running", o.metrics, "--from", o.from, "--to", o.to, "-o", o.output}
+	if o.dataplane != "" {
+		cmd = append(cmd, "--dataplane", o.dataplane)
+	}
+	return cmd
 }
 
 // switchyardPod finds the running switchyard pod on node.

@@ -47,6 +47,10 @@ func TestCommandInThePod(t *testing.T) {
 	if d := cmp.Diff(want, o.command()); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
+	o.dataplane = "ovs"
+	if d := cmp.Diff(append(want, "--dataplane", "ovs"), o.command()); d != "" {
+		t.Errorf("with --dataplane (-want +got):\n%s", d)
+	}
 }
 
 func TestMissingFlagsAreUsageErrors(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/switchyard-proxy/switchyard/core/explain"
@@ -110,11 +111,15 @@ func writePath(w io.Writer, path []dataplanes.TraceStep) {
 		return
 	}
 	fmt.Fprintln(w, "  the first connection's way:")
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
 	for _, s := range path {
 		fmt.Fprintf(tw, "    %s\t%s\t%s\n", s.Table, dash(s.Match), s.Did)
 	}
 	_ = tw.Flush()
+	for line := range strings.Lines(b.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+	}
 }
 
 func writeEndpoints(w io.Writer, r explain.Route) error {

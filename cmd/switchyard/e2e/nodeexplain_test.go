@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -20,26 +23,88 @@ import (
 // explainCheck asks the node's proxy, as an operator would with the
 // kubectl plugin, where a pod's connection to the ClusterIP goes: the
 // plugin runs `switchyard explain` in the node's switchyard pod, which
-// answers from the graph it programs. The endpoints it names as used are
-// the Service's ready pods. The table is kept in bin/ as a transcript.
+// answers from the graph it programs, and asks its OVS bridge
+// (ofproto/trace). The endpoints it names as used are the Service's ready
+// pods, and the bridge's trace reaches only those. The table is kept in
+// bin/ as a transcript.
 func (n *realNode) explainCheck(t *testing.T, from netip.Addr, to netip.AddrPort, ready []string) {
 	t.Helper()
-	// Built and run as kubectl runs a plugin, on a machine that reaches the
-	// API server: here the node (as helm is run).
+	bin := buildPlugin(t)
+	want := map[string]bool{}
+	for _, name := range ready {
+		p, err := n.API.Admin.CoreV1().Pods(appNamespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[netip.AddrPortFrom(netip.MustParseAddr(p.Status.PodIP), appPort).String()] = true
+	}
+	if err := n.explained(bin, n.Name, from.String(), to.String(), want); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repoRoot, "bin", "e2e-node-explain.txt"), []byte(n.transcript(t, bin, n.Name, from.String(), to.String())), 0o644); err != nil {
+		t.Logf("transcript not kept: %v", err)
+	}
+}
+
+// explainDNS asks every node's proxy, with the plugin, where the node's
+// own connection to the cluster DNS (TCP) goes: to the ready CoreDNS pods,
+// on this node or another (routed, or through the tunnel), and the
+// bridge's trace agrees. The tables are kept in dir/explain.txt.
+func (c *realCluster) explainDNS(t *testing.T, dir string) {
+	t.Helper()
+	n := c.Nodes[0]
+	bin := buildPlugin(t)
+	to := netip.AddrPortFrom(netip.MustParseAddr(clusterDNSIP), 53).String() + "/TCP"
+	var transcripts []string
+	for _, node := range c.Nodes {
+		err := waitFor(time.Minute, func() error {
+			want, err := n.readyEndpoints("kube-system", "k8s-app=kube-dns", 53)
+			if err != nil {
+				return err
+			}
+			return n.explained(bin, node.Name, "node", to, want)
+		})
+		if err != nil {
+			t.Fatalf("node %s: %v", node.Name, err)
+		}
+		transcripts = append(transcripts, n.transcript(t, bin, node.Name, "node", to))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "explain.txt"), []byte(strings.Join(transcripts, "\n")), 0o644); err != nil {
+		t.Logf("transcripts not kept: %v", err)
+	}
+}
+
+// buildPlugin builds kubectl-switchyard, to run as kubectl runs a plugin,
+// on a machine that reaches the API server: here a node (as helm is run).
+func buildPlugin(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kubectl-switchyard")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/switchyard-proxy/switchyard/cmd/kubectl-switchyard").CombinedOutput(); err != nil {
 		t.Fatalf("go build kubectl-switchyard: %v\n%s", err, out)
 	}
-	ask := func(output string) string {
-		t.Helper()
-		args := []string{"explain", "--kubeconfig", n.kubeconfig(), "--node", n.Name, "--from", from.String(), "--to", to.String(), "-o", output}
-		cmd := exec.Command("nsenter", append([]string{"--net=" + netnsPath(n.Host.NS), "--", bin}, args...)...)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("kubectl switchyard %s: %v: %s", strings.Join(args, " "), err, errOut.String())
-		}
-		return out.String()
+	return bin
+}
+
+// askPlugin runs `kubectl switchyard explain --dataplane ovs` on n about
+// node's proxy.
+func (n *realNode) askPlugin(bin, node, from, to, output string) (string, error) {
+	args := []string{"explain", "--kubeconfig", n.kubeconfig(), "--node", node, "--from", from, "--to", to, "--dataplane", "ovs", "-o", output}
+	cmd := exec.Command("nsenter", append([]string{"--net=" + netnsPath(n.Host.NS), "--", bin}, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("kubectl switchyard %s: %v: %s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String(), nil
+}
+
+// explained checks the plugin's JSON answer: one route, forwarded, to
+// exactly the endpoints in want, without disagreement; the bridge's trace
+// has a path and reaches only those.
+func (n *realNode) explained(bin, node, from, to string, want map[string]bool) error {
+	out, err := n.askPlugin(bin, node, from, to, "json")
+	if err != nil {
+		return err
 	}
 	var x struct {
 		Routes []struct {
@@ -49,20 +114,17 @@ func (n *realNode) explainCheck(t *testing.T, from netip.Addr, to netip.AddrPort
 				Used     bool
 			}
 		}
-	}
-	if err := json.Unmarshal([]byte(ask("json")), &x); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{}
-	for _, name := range ready {
-		p, err := n.API.Admin.CoreV1().Pods(appNamespace).Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
+		Dataplane *struct {
+			Reached             map[string]int
+			Path                []struct{ Table, Did string }
+			Error, Disagreement string
 		}
-		want[netip.AddrPortFrom(netip.MustParseAddr(p.Status.PodIP), appPort).String()] = true
+	}
+	if err := json.Unmarshal([]byte(out), &x); err != nil {
+		return err
 	}
 	if len(x.Routes) != 1 || x.Routes[0].Action != "forward" || x.Routes[0].Disagreement != "" {
-		t.Fatalf("explain: %+v; want one route, forwarded, without disagreement", x)
+		return fmt.Errorf("explain: %+v; want one route, forwarded, without disagreement", x)
 	}
 	var used []string
 	for _, e := range x.Routes[0].Endpoints {
@@ -71,10 +133,45 @@ func (n *realNode) explainCheck(t *testing.T, from netip.Addr, to netip.AddrPort
 		}
 	}
 	if len(used) != len(want) || slices.ContainsFunc(used, func(e string) bool { return !want[e] }) {
-		t.Fatalf("explain names %v as used; the ready pods are %v", used, want)
+		return fmt.Errorf("explain names %v as used; the ready pods are %v", used, slices.Sorted(maps.Keys(want)))
 	}
-	transcript := "$ kubectl switchyard explain --node " + n.Name + " --from " + from.String() + " --to " + to.String() + "\n" + ask("table")
-	if err := os.WriteFile(filepath.Join(repoRoot, "bin", "e2e-node-explain.txt"), []byte(transcript), 0o644); err != nil {
-		t.Logf("transcript not kept: %v", err)
+	dp := x.Dataplane
+	if dp == nil || dp.Error != "" || dp.Disagreement != "" || len(dp.Path) == 0 {
+		return fmt.Errorf("the bridge's trace: %+v; want a path, without error or disagreement", dp)
 	}
+	for reached := range dp.Reached {
+		if !want[reached] {
+			return fmt.Errorf("the bridge's trace reached %v; the ready pods are %v", dp.Reached, want)
+		}
+	}
+	return nil
+}
+
+// transcript is the plugin's table, with the command that printed it.
+func (n *realNode) transcript(t *testing.T, bin, node, from, to string) string {
+	t.Helper()
+	out, err := n.askPlugin(bin, node, from, to, "table")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "$ kubectl switchyard explain --node " + node + " --from " + from + " --to " + to + " --dataplane ovs\n" + out
+}
+
+// readyEndpoints are the ready pods' addresses with port, of the pods
+// labelled selector in namespace.
+func (n *realNode) readyEndpoints(namespace, selector string, port uint16) (map[string]bool, error) {
+	pods, err := n.API.Admin.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && podReady(&p) && p.Status.PodIP != "" {
+			want[netip.AddrPortFrom(netip.MustParseAddr(p.Status.PodIP), port).String()] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("no ready pod is labelled %s in %s", selector, namespace)
+	}
+	return want, nil
 }

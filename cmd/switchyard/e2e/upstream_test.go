@@ -57,6 +57,10 @@ func TestUpstreamConformance(t *testing.T) {
 		reportDir = t.TempDir()
 	}
 	reportDir = filepath.Join(reportDir, "encap-"+encap)
+	if err := os.MkdirAll(reportDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.explainDNS(t, reportDir)
 	specs := runUpstream(t, n, nodes, bins, reportDir)
 	table := upstreamTable(specs)
 	if err := os.WriteFile(filepath.Join(reportDir, "table.md"), []byte(table), 0o644); err != nil {
