@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -61,6 +62,33 @@ func DataplaneDisagreement(routes []Route, reached []string) string {
 		return "reached " + strings.Join(stray, ", ") + ", which the graph does not use"
 	case forwards && len(reached) == 0:
 		return "the graph forwards the connection; the dataplane reached no endpoint"
+	}
+	return ""
+}
+
+// SourceDisagreement compares the source a dataplane says its backends
+// saw (srcSeen) with upstream's masquerade rule ("" when they agree, or
+// cannot be told apart): the client's address kept where upstream
+// masquerades a connection from outside this node, or another address
+// where upstream keeps the client's. A used hairpin endpoint (SNATed by
+// rule) and the node's own connections (masqueraded to the address they
+// came from) are not judged.
+func SourceDisagreement(x Explanation, srcSeen string) string {
+	for _, r := range x.Routes {
+		if r.Action != graph.Forward || srcSeen == "" {
+			continue
+		}
+		if slices.ContainsFunc(r.Endpoints, func(e Endpoint) bool { return e.Used && e.Hairpin }) {
+			return ""
+		}
+		kept := srcSeen == x.Connection.From
+		switch {
+		case r.SourceSeen == SourceClient && !kept:
+			return fmt.Sprintf("the backends see the source %s; upstream keeps the client's (%s)", srcSeen, r.MasqueradeWhy)
+		case r.SourceSeen == SourceNode && kept && !x.Connection.FromThisNode:
+			return fmt.Sprintf("the backends see the client's address %s; upstream masquerades it (%s)", srcSeen, r.MasqueradeWhy)
+		}
+		return ""
 	}
 	return ""
 }

@@ -178,6 +178,11 @@ func TestExplainWithTheHNSSimulator(t *testing.T) {
 		if x.Dataplane == nil || x.Dataplane.Name != "hns" || !x.Dataplane.Simulated || x.Dataplane.Disagreement != "" || len(x.Dataplane.Reached) == 0 {
 			t.Errorf("%v: dataplane %+v", q, x.Dataplane)
 		}
+		// HNS SNATs a pod's connection to a ClusterIP (no DSR here), which
+		// upstream does not: said as the gap the driver declares.
+		if q[1] == "10.96.10.20:80" && !strings.Contains(x.Dataplane.Note, "by design, without DSR") {
+			t.Errorf("%v: note %q; want HNS's declared SNAT", q, x.Dataplane.Note)
+		}
 	}
 	code, _, errOut := runCmd(t, "explain", "--file", clusterFile, "--node-name", "node-1", "--dataplane", "ovs", "--from", "10.244.1.9", "--to", "10.96.10.20:80")
 	if code != 2 || !strings.Contains(errOut, "live bridge") {
@@ -189,15 +194,19 @@ func TestExplainWithTheHNSSimulator(t *testing.T) {
 // reach (or err).
 type tracingDriver struct {
 	dataplanes.Driver
-	reach string
-	err   error
+	reach, seen string // seen: the source the backends see (the client's when empty)
+	err         error
 }
 
 func (d *tracingDriver) TraceLive(_ context.Context, c graph.Connection, n int) (dataplanes.Trace, error) {
 	if d.err != nil {
 		return dataplanes.Trace{}, d.err
 	}
-	return dataplanes.Trace{Model: "a test's", Reached: map[string]int{d.reach: n}, Backends: []string{d.reach}, SrcSeen: c.Src.String(),
+	seen := d.seen
+	if seen == "" {
+		seen = c.Src.String()
+	}
+	return dataplanes.Trace{Model: "a test's", Reached: map[string]int{d.reach: n}, Backends: []string{d.reach}, SrcSeen: seen,
 		Path: []dataplanes.TraceStep{{Table: "ServiceLB", Match: "tcp,nw_dst=10.96.10.20", Did: "DNAT to " + d.reach}}}, nil
 }
 
@@ -225,6 +234,8 @@ func TestExplainAsksTheRunningDataplane(t *testing.T) {
 	}{
 		{"agrees", &tracingDriver{reach: "10.244.1.10:8080"}, "test-tracing", 0, "ServiceLB  tcp,nw_dst=10.96.10.20  DNAT to 10.244.1.10:8080\n  agrees with the graph"},
 		{"disagrees", &tracingDriver{reach: "10.244.2.10:8080"}, "test-tracing", 0, "BUG: the dataplane disagrees with the graph: reached 10.244.2.10:8080"},
+		{"SNATs where upstream does not", &tracingDriver{reach: "10.244.1.10:8080", seen: "10.244.1.1"}, "test-tracing", 0,
+			"BUG: the dataplane disagrees with the graph: the backends see the source 10.244.1.1; upstream keeps the client's (FromAPod)"},
 		{"cannot trace", &tracingDriver{err: errors.New("no such pod")}, "test-tracing", 0, "could not be asked: no such pod"},
 		{"no live tracer", &memoryDriver{}, "test-tracing", 1, "cannot trace its live dataplane"},
 		{"another driver", &tracingDriver{}, "ovs", 1, "this switchyard runs the test-tracing driver"},

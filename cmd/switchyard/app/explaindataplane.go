@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/explain"
@@ -25,7 +26,7 @@ func traceOffline(ctx context.Context, name string, snap graph.Snapshot, c graph
 	if err != nil {
 		return err
 	}
-	x.Dataplane = dataplaneAnswer(name, true, r, x.Routes)
+	x.Dataplane = dataplaneAnswer(name, true, r, *x)
 	return nil
 }
 
@@ -44,12 +45,25 @@ func traceLive(ctx context.Context, name string, d dataplanes.Driver, c graph.Co
 		x.Dataplane = &explain.Dataplane{Name: name, Error: err.Error()}
 		return nil
 	}
-	x.Dataplane = dataplaneAnswer(name, false, r, x.Routes)
+	x.Dataplane = dataplaneAnswer(name, false, r, *x)
 	return nil
 }
 
-// dataplaneAnswer is a dataplane's trace next to the core's routes.
-func dataplaneAnswer(name string, simulated bool, r dataplanes.Trace, routes []explain.Route) *explain.Dataplane {
-	return &explain.Dataplane{Name: name, Simulated: simulated, Model: r.Model, Connections: traceConnections, Reached: r.Reached,
-		SrcSeen: r.SrcSeen, DSR: r.DSR, Note: r.Note, Path: r.Path, Disagreement: explain.DataplaneDisagreement(routes, r.Backends)}
+// dataplaneAnswer is a dataplane's trace next to the core's answer x. A
+// source other than upstream's is a disagreement when the driver declares
+// upstream's sources, and a note naming the driver's declared gap when it
+// does not.
+func dataplaneAnswer(name string, simulated bool, r dataplanes.Trace, x explain.Explanation) *explain.Dataplane {
+	dp := &explain.Dataplane{Name: name, Simulated: simulated, Model: r.Model, Connections: traceConnections, Reached: r.Reached,
+		SrcSeen: r.SrcSeen, DSR: r.DSR, Note: r.Note, Path: r.Path, Disagreement: explain.DataplaneDisagreement(x.Routes, r.Backends)}
+	src := explain.SourceDisagreement(x, r.SrcSeen)
+	if src == "" {
+		return dp
+	}
+	if f, err := dataplanes.Get(name); err == nil && !f.Capabilities().Has(dataplanes.UpstreamSources) {
+		dp.Note = strings.TrimPrefix(dp.Note+"; ", "; ") + src + ": by design, " + f.Capabilities().Reason(dataplanes.UpstreamSources)
+		return dp
+	}
+	dp.Disagreement = strings.TrimPrefix(dp.Disagreement+"; ", "; ") + src
+	return dp
 }
