@@ -56,8 +56,8 @@ func predict(snap graph.Snapshot, tr *tracker.Tracker, caps dataplanes.Capabilit
 }
 
 // mismatch compares the answers with the prediction ("" when they agree):
-// an answer from an endpoint explain does not name, an answer where it
-// rejects or drops, a refusal where it drops, or, when the case checks the
+// an answer from an endpoint explain does not name, an answer or a silence
+// where it rejects, an answer or a refusal where it drops, or, when the
 // driver declares upstream's sources, a source the endpoint saw that
 // upstream's masquerade rule does not give. Drivers that SNAT more (HNS
 // without DSR: docs/hns.md S2) are judged on sources only by the cases
