@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 )
@@ -35,6 +36,13 @@ const upstreamNodes = 3
 // selected spec must pass or skip for a reason in allowedSkips.
 func TestUpstreamConformance(t *testing.T) {
 	ovstest.Require(t)
+	// go test's -timeout ends the process without the test's cleanups: a
+	// cluster of kubelets, containerd, etcd and OVS daemons would be left
+	// running. The run's own backstop (runUpstream) must come first.
+	if dl, ok := t.Deadline(); ok && time.Until(dl) < upstreamTimeout+10*time.Minute {
+		t.Fatalf("go test -timeout %v is too short: the run takes up to %v, and a timeout would leave its cluster behind (make e2e-upstream uses 60m)",
+			time.Until(dl).Round(time.Minute), upstreamTimeout+5*time.Minute)
+	}
 	bins := cached(t, "SWITCHYARD_E2E_DIR", "hack/ensure-e2e.sh")
 	encap := os.Getenv("SWITCHYARD_E2E_ENCAP")
 	if encap == "" {
