@@ -18,7 +18,10 @@ import (
 
 // --service-counters' source on a real bridge: N connections through a
 // Service are read back as N, each endpoint's count being the answers it
-// gave; connections to a Service without endpoints count as rejected.
+// gave; connections to a Service without endpoints count as rejected. A
+// change of the endpoint list (a group modified) starts the Service's
+// counts again from zero: OVS 3.1 resets a modified group's statistics,
+// as docs/explain.md says.
 func TestCountersMatchTraffic(t *testing.T) {
 	w := newWorld(t)
 	tr := w.tr
@@ -61,5 +64,14 @@ func TestCountersMatchTraffic(t *testing.T) {
 	}
 	if got.Connections != n || rejected != refused || !maps.Equal(got.Endpoints, want) {
 		t.Errorf("counted %d connections %v, %d rejected; the answers were %v (%d), %d refused", got.Connections, got.Endpoints, rejected, want, n, refused)
+	}
+	tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "web-1", "web", v4, SlicePort("http", tcp, 8080), onNode1(p1IP4.String()))))
+	w.apply()
+	counts, err := w.d.Counters(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := counts[web]; c.Connections != 0 {
+		t.Errorf("after the endpoint list changed: %d connections counted; OVS was expected to start the group again from zero", c.Connections)
 	}
 }
