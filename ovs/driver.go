@@ -56,7 +56,8 @@ type Driver struct {
 	follow     *vswitchd.Follower  // the datapath's settle after each commit
 	flows      *bridgeFlows        // the OpenFlow side: read back, commit (set by connect)
 
-	trace tracer // explain's ofproto/trace (TraceLive), outside mu
+	trace   tracer       // explain's ofproto/trace (TraceLive), outside mu
+	rejects rejectCounts // reject packet-ins by cookie (Counters), outside mu
 }
 
 func newDriver(ctx context.Context, o Options, env dataplanes.Env) (*Driver, error) {

@@ -13,6 +13,9 @@ import (
 // endpoints, neighbour advertisements (the router's MAC for any address
 // asked about).
 func (d *Driver) PacketIn(pkt *ofctrl.PacketIn) {
+	if len(pkt.UserData) > 0 && pkt.UserData[0] == pipeline.PacketInReject && pkt.PacketIn != nil {
+		d.rejects.add(pkt.Cookie)
+	}
 	if len(pkt.UserData) == 0 || !d.limiter.Allow() {
 		return
 	}

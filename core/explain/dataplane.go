@@ -33,6 +33,17 @@ type Dataplane struct {
 	// Error: the dataplane could not be asked, and why (the rest of the
 	// answer, the core's, stands).
 	Error string `json:"error,omitempty"`
+	// Counts: what the dataplane has counted so far for the routes'
+	// service ports, by service port (a driver that counts:
+	// dataplanes.Counter).
+	Counts map[string]Counts `json:"counts,omitempty"`
+}
+
+// Counts is what a dataplane counted for one service port.
+type Counts struct {
+	Connections uint64            `json:"connections"`
+	Rejected    uint64            `json:"rejected"`
+	Endpoints   map[string]uint64 `json:"endpoints,omitempty"` // ip:port to new connections
 }
 
 // DataplaneDisagreement compares the backends a dataplane reached with the

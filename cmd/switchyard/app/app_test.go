@@ -161,6 +161,7 @@ func TestErrorsAreOneClearLine(t *testing.T) {
 		{"profiling off loopback", []string{"run", "--dataplane", "test-memory", "--file", clusterFile, "--profiling", "--metrics-bind-address", "0.0.0.0:10249"}, 2, "allowed only on a loopback address"},
 		{"profiling on every address", []string{"run", "--dataplane", "test-memory", "--file", clusterFile, "--profiling", "--metrics-bind-address", ":10249"}, 2, "allowed only on a loopback address"},
 		{"bad sync periods", []string{"run", "--dataplane", "test-memory", "--file", clusterFile, "--min-sync-period", "1m", "--sync-period", "1s"}, 2, "--min-sync-period"},
+		{"too many service counters", []string{"run", "--dataplane", "test-memory", "--file", clusterFile, "--service-counters", "5001"}, 2, "--service-counters 5001: want 0 (off) to 5000"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

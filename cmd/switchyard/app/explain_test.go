@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,6 +211,16 @@ func (d *tracingDriver) TraceLive(_ context.Context, c graph.Connection, n int) 
 		Path: []dataplanes.TraceStep{{Table: "ServiceLB", Match: "tcp,nw_dst=10.96.10.20", Did: "DNAT to " + d.reach}}}, nil
 }
 
+// countingDriver is a tracingDriver that also counts (dataplanes.Counter).
+type countingDriver struct {
+	tracingDriver
+	counts map[graph.ServicePortName]dataplanes.ServicePortCounts
+}
+
+func (d *countingDriver) Counters(context.Context) (map[graph.ServicePortName]dataplanes.ServicePortCounts, error) {
+	return d.counts, nil
+}
+
 // --running with --dataplane asks the running driver's dataplane and
 // compares its answer with the graph's; a driver that cannot be asked, or
 // another driver's name, is refused; a trace that fails is said.
@@ -237,6 +248,10 @@ func TestExplainAsksTheRunningDataplane(t *testing.T) {
 		{"SNATs where upstream does not", &tracingDriver{reach: "10.244.1.10:8080", seen: "10.244.1.1"}, "test-tracing", 0,
 			"BUG: the dataplane disagrees with the graph: the backends see the source 10.244.1.1; upstream keeps the client's (FromAPod)"},
 		{"cannot trace", &tracingDriver{err: errors.New("no such pod")}, "test-tracing", 0, "could not be asked: no such pod"},
+		{"counts", &countingDriver{tracingDriver{reach: "10.244.1.10:8080"}, map[graph.ServicePortName]dataplanes.ServicePortCounts{
+			{Namespace: "shop", Name: "frontend", Port: "http", Protocol: graph.TCP}: {Connections: 7, Endpoints: map[netip.AddrPort]uint64{netip.MustParseAddrPort("10.244.1.10:8080"): 7}},
+			{Namespace: "shop", Name: "other", Port: "http", Protocol: graph.TCP}:    {Connections: 9}}}, "test-tracing", 0,
+			"counted so far for shop/frontend:http/TCP: 7 connections, 0 rejected\n    7  10.244.1.10:8080\n  agrees"},
 		{"no live tracer", &memoryDriver{}, "test-tracing", 1, "cannot trace its live dataplane"},
 		{"another driver", &tracingDriver{}, "ovs", 1, "this switchyard runs the test-tracing driver"},
 	} {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,7 +47,32 @@ func traceLive(ctx context.Context, name string, d dataplanes.Driver, c graph.Co
 		return nil
 	}
 	x.Dataplane = dataplaneAnswer(name, false, r, *x)
+	if c, ok := d.(dataplanes.Counter); ok {
+		x.Dataplane.Counts = countsOf(ctx, c, x.Routes)
+	}
 	return nil
+}
+
+// countsOf is what the dataplane has counted for the routes' service
+// ports (nil when it cannot say: the trace stands without).
+func countsOf(ctx context.Context, c dataplanes.Counter, routes []explain.Route) map[string]explain.Counts {
+	all, err := c.Counters(ctx)
+	if err != nil {
+		return nil
+	}
+	out := map[string]explain.Counts{}
+	for sp, n := range all {
+		name := sp.String()
+		if !slices.ContainsFunc(routes, func(r explain.Route) bool { return r.ServicePort == name }) {
+			continue
+		}
+		k := explain.Counts{Connections: n.Connections, Rejected: n.Rejected, Endpoints: map[string]uint64{}}
+		for ep, m := range n.Endpoints {
+			k.Endpoints[ep.String()] = m
+		}
+		out[name] = k
+	}
+	return out
 }
 
 // dataplaneAnswer is a dataplane's trace next to the core's answer x. A

@@ -90,6 +90,7 @@ func writeDataplane(w io.Writer, dp *explain.Dataplane) {
 		fmt.Fprintf(w, "  %s\n", dp.Note)
 	}
 	writePath(w, dp.Path)
+	writeCounts(w, dp.Counts)
 	if dp.Disagreement != "" {
 		fmt.Fprintf(w, "  BUG: the dataplane disagrees with the graph: %s\n", dp.Disagreement)
 	} else {
@@ -103,6 +104,17 @@ func masqueradeText(r explain.Route) string {
 		return "masqueraded: " + string(r.MasqueradeWhy)
 	}
 	return "not masqueraded: " + string(r.MasqueradeWhy)
+}
+
+// writeCounts prints what the dataplane counted so far, by service port.
+func writeCounts(w io.Writer, counts map[string]explain.Counts) {
+	for _, sp := range slices.Sorted(maps.Keys(counts)) {
+		c := counts[sp]
+		fmt.Fprintf(w, "  counted so far for %s: %d connections, %d rejected\n", sp, c.Connections, c.Rejected)
+		for _, ep := range slices.Sorted(maps.Keys(c.Endpoints)) {
+			fmt.Fprintf(w, "    %d  %s\n", c.Endpoints[ep], ep)
+		}
+	}
 }
 
 // writePath prints the first connection's way through the dataplane.

@@ -36,6 +36,7 @@ type runOptions struct {
 	once              bool
 	ownerDaemonSet    string
 	uninstallMarker   string
+	serviceCounters   int
 }
 
 // stallTimeout is how long one sync attempt may run before /livez fails
@@ -69,6 +70,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.profiling, "profiling", false, "also serve Go's /debug/pprof/ on the metrics address (as kube-proxy's enableProfiling); only with a loopback --metrics-bind-address")
 	fs.StringVar(&o.healthCheckBindIP, "healthcheck-bind-ip", "", "listen on this IP for health-check node ports (default: every address)")
 	fs.BoolVar(&o.once, "once", false, "sync once and exit (no servers are started)")
+	fs.IntVar(&o.serviceCounters, "service-counters", 0, "export the dataplane's per-service-port counts (new connections, by endpoint, rejects) for at most this many service ports, the busiest (0: off; docs/explain.md)")
 	fs.StringVar(&o.ownerDaemonSet, "owner-daemonset", "", "NAMESPACE/NAME of the DaemonSet switchyard runs in (the chart sets it; with --uninstall-marker)")
 	fs.StringVar(&o.uninstallMarker, "uninstall-marker", "", "name of a ConfigMap in the --owner-daemonset's namespace that asks for an uninstall (the chart's pre-delete hook creates it at helm uninstall): when it appears, newer than the DaemonSet, and the DaemonSet then goes, switchyard removes what the dataplane programmed as it stops, as `switchyard cleanup`; any other stop keeps the dataplane")
 }
@@ -79,6 +81,9 @@ func (o *runOptions) validate() error {
 	}
 	if o.minSyncPeriod < 0 || o.syncPeriod <= 0 || o.minSyncPeriod > o.syncPeriod {
 		return fmt.Errorf("need 0 <= --min-sync-period (%s) <= --sync-period (%s), and a positive --sync-period", o.minSyncPeriod, o.syncPeriod)
+	}
+	if o.serviceCounters < 0 || o.serviceCounters > maxServiceCounters {
+		return fmt.Errorf("--service-counters %d: want 0 (off) to %d service ports", o.serviceCounters, maxServiceCounters)
 	}
 	if o.profiling && !loopbackAddr(o.metricsAddr) {
 		return fmt.Errorf("--profiling serves Go's profiles (memory contents, goroutine stacks) on --metrics-bind-address %q: allowed only on a loopback address", o.metricsAddr)
@@ -136,6 +141,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	// (HNS: an overlay network is single-stack).
 	gaps := newGapReporter(o.dataplane, plan.factory.Capabilities())
 	gaps.register(reg)
+	o.registerServiceCounters(reg, driver)
 
 	proxyHealth := &health.Proxy{Timeout: 2 * o.syncPeriod, StallTimeout: stallTimeout}
 	hc := &health.Services{BindIP: o.healthCheckBindIP, ProxyHealthy: proxyHealth.Healthy}
@@ -205,6 +211,20 @@ func (o *runOptions) plan() (*runPlan, error) {
 	bo.Annotations = dataplanes.AnnotationsOf(factory)
 	o.src.peers = dataplanes.ReadsPeers(factory)
 	return &runPlan{build: bo, owner: owner, factory: factory}, nil
+}
+
+// registerServiceCounters exports the driver's per-service-port counts
+// when --service-counters asks for them and the driver counts.
+func (o *runOptions) registerServiceCounters(reg metrics.KubeRegistry, driver dataplanes.Driver) {
+	if o.serviceCounters <= 0 {
+		return
+	}
+	c, ok := driver.(dataplanes.Counter)
+	if !ok {
+		klog.ErrorS(nil, "--service-counters: this driver counts nothing per service port; no counters are exported", "dataplane", o.dataplane)
+		return
+	}
+	reg.CustomMustRegister(&serviceCounters{counter: c, limit: o.serviceCounters})
 }
 
 // newRegistry makes /metrics' registry: Go and process collectors, the

@@ -61,7 +61,8 @@ func (l *memLink) Transact(_ context.Context, b *ofconn.Batch, beforeCommit func
 	})
 }
 
-// multipart answers a flow or group description request.
+// multipart answers a flow or group description request, or a group
+// statistics one.
 func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry func([]byte) error) error {
 	l.br.mu.Lock()
 	defer l.br.mu.Unlock()
@@ -92,6 +93,14 @@ func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry fu
 	case openflow15.MultipartType_GroupDesc:
 		for _, g := range l.br.sortedGroups() {
 			if err := entry(appendGroupDesc(b[:0], g)); err != nil {
+				return err
+			}
+		}
+	case openflow15.MultipartType_GroupStats:
+		// No packet goes through an in-memory bridge: every count is 0,
+		// one per bucket, as OVS answers for groups nothing went through.
+		for _, g := range l.br.sortedGroups() {
+			if err := entry(ofconn.AppendGroupStats(b[:0], ofconn.GroupStats{ID: g.id, BucketPackets: make([]uint64, len(g.bucketIDs))})); err != nil {
 				return err
 			}
 		}
