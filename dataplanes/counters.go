@@ -24,4 +24,8 @@ type ServicePortCounts struct {
 	Endpoints map[netip.AddrPort]uint64
 	// Rejected: new connections refused because no endpoint is usable.
 	Rejected uint64
+	// Dropped: packets opening a connection that were dropped without an
+	// answer (no endpoint this traffic may use, or a source outside
+	// loadBalancerSourceRanges). A client retrying counts once a try.
+	Dropped uint64
 }

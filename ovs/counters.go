@@ -8,6 +8,9 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
+	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
 )
 
 // rejectCounts counts reject packet-ins by the cookie of the flow that
@@ -33,17 +36,21 @@ func (r *rejectCounts) snapshot() map[uint64]uint64 {
 	return maps.Clone(r.byCookie)
 }
 
-// Counters implements dataplanes.Counter from OVS's group statistics: a
-// new service connection goes through exactly one endpoint's bucket
-// (established packets follow conntrack, not the groups), so a bucket's
-// packets are the connections it sent to its endpoint. Rejects are the
-// reject packet-ins, by the frontend flow that sent them. A group OVS
-// replaced (its list changed) starts again from zero. ClientIP affinity's
-// buckets DNAT through EndpointDNAT, so those service ports count no
-// connections yet (docs/explain.md).
+// Counters implements dataplanes.Counter from OVS's statistics. Only a
+// connection's first packet goes through ServiceLB and EndpointDNAT
+// (established packets follow conntrack), so:
+//   - a bucket that DNATs counts the connections it sent to its endpoint;
+//   - with ClientIP affinity the buckets only choose, and the endpoint's
+//     DNAT flow counts every connection to it (ServicePortCountedFlows);
+//   - a ServiceLB flow without actions counts the packets it dropped.
+//
+// Rejects are the reject packet-ins, by the frontend flow that sent them.
+// A group or flow OVS replaced (its list changed) starts again from zero
+// (docs/explain.md).
 func (d *Driver) Counters(ctx context.Context) (map[graph.ServicePortName]dataplanes.ServicePortCounts, error) {
 	d.mu.Lock()
 	groups := d.model.ServicePortGroups()
+	counted := d.model.ServicePortCountedFlows()
 	rejects := map[graph.ServicePortName]uint64{}
 	for cookie, n := range d.rejects.snapshot() {
 		if sp, ok := d.model.ServicePortOf(cookie); ok {
@@ -54,6 +61,14 @@ func (d *Driver) Counters(ctx context.Context) (map[graph.ServicePortName]datapl
 	stats, err := d.conn.DumpGroupStats(ctx, len(groups))
 	if err != nil {
 		return nil, err
+	}
+	var flows []ofconn.FlowStats
+	for _, table := range []pipeline.Table{pipeline.ServiceLB, pipeline.EndpointDNAT} {
+		fs, err := d.conn.DumpFlowStats(ctx, table.ID, of.CookieTag, of.CookieTagMask, len(counted))
+		if err != nil {
+			return nil, err
+		}
+		flows = append(flows, fs...)
 	}
 	out := map[graph.ServicePortName]dataplanes.ServicePortCounts{}
 	count := func(sp graph.ServicePortName) dataplanes.ServicePortCounts {
@@ -76,6 +91,20 @@ func (d *Driver) Counters(ctx context.Context) (map[graph.ServicePortName]datapl
 			}
 		}
 		out[gb.ServicePort] = c
+	}
+	for _, f := range flows {
+		cf, ok := counted[f.Cookie]
+		if !ok {
+			continue
+		}
+		c := count(cf.ServicePort)
+		if cf.Endpoint.IsValid() {
+			c.Endpoints[cf.Endpoint] += f.Packets
+			c.Connections += f.Packets
+		} else {
+			c.Dropped += f.Packets
+		}
+		out[cf.ServicePort] = c
 	}
 	for sp, n := range rejects {
 		c := count(sp)

@@ -43,6 +43,7 @@ type Dataplane struct {
 type Counts struct {
 	Connections uint64            `json:"connections"`
 	Rejected    uint64            `json:"rejected"`
+	Dropped     uint64            `json:"dropped"`
 	Endpoints   map[string]uint64 `json:"endpoints,omitempty"` // ip:port to new connections
 }
 

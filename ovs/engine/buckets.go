@@ -5,6 +5,7 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
+	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
 )
 
 // GroupBuckets is one group of a service port, bucket by bucket: what OVS
@@ -51,4 +52,43 @@ func dnatOf(actions []of.Action) netip.AddrPort {
 		}
 	}
 	return netip.AddrPort{}
+}
+
+// CountedFlow is a service port's flow whose packet count is one of its
+// counters: a drop (a ServiceLB flow without actions: no endpoint this
+// traffic may use, or a source outside loadBalancerSourceRanges), or a
+// ClientIP-affinity endpoint's DNAT (every new connection of the service
+// port to that endpoint, first or learned, goes through it once).
+type CountedFlow struct {
+	ServicePort graph.ServicePortName
+	// Endpoint is the DNAT flow's endpoint; the zero value for a drop.
+	Endpoint netip.AddrPort
+}
+
+// ServicePortCountedFlows lists the counted flows by cookie. A DNAT flow
+// two service ports share (same endpoint, port and protocol) is in
+// neither: its packets cannot be told apart.
+func (m *Model) ServicePortCountedFlows() map[uint64]CountedFlow {
+	rendered := map[OwnerKey]Rendering{}
+	out := map[uint64]CountedFlow{}
+	for name := range m.sps {
+		owner := ServicePortOwner(name)
+		cookies, _ := m.st.Owned(owner)
+		for _, c := range cookies {
+			if e := m.st.flows[c]; e == nil || e.owner != owner {
+				continue
+			}
+			f := m.st.FlowOf(c, rendered)
+			switch {
+			case f == nil:
+			case f.Table == pipeline.ServiceLB.ID && len(f.Actions) == 0 && f.Goto < 0:
+				out[c] = CountedFlow{ServicePort: name}
+			case f.Table == pipeline.EndpointDNAT.ID:
+				if ep := dnatOf(f.Actions); ep.IsValid() {
+					out[c] = CountedFlow{ServicePort: name, Endpoint: ep}
+				}
+			}
+		}
+	}
+	return out
 }

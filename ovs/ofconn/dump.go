@@ -50,15 +50,8 @@ const FlowDescRequestLen = mpFlowDescRequest
 // DumpFlows lists installed flows whose cookie matches cookie under mask;
 // expect is how many the caller expects (the list's first capacity).
 func (c *Conn) DumpFlows(ctx context.Context, cookie, mask uint64, expect int) ([]FlowInfo, error) {
-	body := make([]byte, 0, mpFlowDescRequest)
-	body = append(body, openflow15.OFPTT_ALL, 0, 0, 0)
-	body = binary.BigEndian.AppendUint32(body, openflow15.P_ANY)
-	body = binary.BigEndian.AppendUint32(body, openflow15.OFPG_ANY)
-	body = binary.BigEndian.AppendUint32(body, 0)
-	body = binary.BigEndian.AppendUint64(body, cookie)
-	body = binary.BigEndian.AppendUint64(body, mask)
-	body = append(body, 0, openflow15.MatchType_OXM, 0, 4, 0, 0, 0, 0)
 	out := make([]FlowInfo, 0, expect)
+	body := flowDescRequest(openflow15.OFPTT_ALL, cookie, mask)
 	err := c.multipart(ctx, openflow15.MultipartType_FlowDesc, body, func(entry []byte) error {
 		if len(entry) < flowDescCookieAt+8 {
 			return fmt.Errorf("flow description of %d bytes", len(entry))
@@ -67,6 +60,20 @@ func (c *Conn) DumpFlows(ctx context.Context, cookie, mask uint64, expect int) (
 		return nil
 	})
 	return out, err
+}
+
+// flowDescRequest is the body of a flow description request for the
+// flows of table (OFPTT_ALL: every table) whose cookie matches cookie
+// under mask.
+func flowDescRequest(table uint8, cookie, mask uint64) []byte {
+	body := make([]byte, 0, mpFlowDescRequest)
+	body = append(body, table, 0, 0, 0)
+	body = binary.BigEndian.AppendUint32(body, openflow15.P_ANY)
+	body = binary.BigEndian.AppendUint32(body, openflow15.OFPG_ANY)
+	body = binary.BigEndian.AppendUint32(body, 0)
+	body = binary.BigEndian.AppendUint64(body, cookie)
+	body = binary.BigEndian.AppendUint64(body, mask)
+	return append(body, 0, openflow15.MatchType_OXM, 0, 4, 0, 0, 0, 0)
 }
 
 // DumpGroups lists every installed group with its buckets' IDs; expect is

@@ -251,7 +251,7 @@ func TestExplainAsksTheRunningDataplane(t *testing.T) {
 		{"counts", &countingDriver{tracingDriver{reach: "10.244.1.10:8080"}, map[graph.ServicePortName]dataplanes.ServicePortCounts{
 			{Namespace: "shop", Name: "frontend", Port: "http", Protocol: graph.TCP}: {Connections: 7, Endpoints: map[netip.AddrPort]uint64{netip.MustParseAddrPort("10.244.1.10:8080"): 7}},
 			{Namespace: "shop", Name: "other", Port: "http", Protocol: graph.TCP}:    {Connections: 9}}}, "test-tracing", 0,
-			"counted so far for shop/frontend:http/TCP: 7 connections, 0 rejected\n    7  10.244.1.10:8080\n  agrees"},
+			"counted so far for shop/frontend:http/TCP: 7 connections, 0 rejected, 0 dropped\n    7  10.244.1.10:8080\n  agrees"},
 		{"no live tracer", &memoryDriver{}, "test-tracing", 1, "cannot trace its live dataplane"},
 		{"another driver", &tracingDriver{}, "ovs", 1, "this switchyard runs the test-tracing driver"},
 	} {

@@ -66,7 +66,7 @@ func countsOf(ctx context.Context, c dataplanes.Counter, routes []explain.Route)
 		if !slices.ContainsFunc(routes, func(r explain.Route) bool { return r.ServicePort == name }) {
 			continue
 		}
-		k := explain.Counts{Connections: n.Connections, Rejected: n.Rejected, Endpoints: map[string]uint64{}}
+		k := explain.Counts{Connections: n.Connections, Rejected: n.Rejected, Dropped: n.Dropped, Endpoints: map[string]uint64{}}
 		for ep, m := range n.Endpoints {
 			k.Endpoints[ep.String()] = m
 		}

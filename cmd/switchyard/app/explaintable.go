@@ -110,7 +110,7 @@ func masqueradeText(r explain.Route) string {
 func writeCounts(w io.Writer, counts map[string]explain.Counts) {
 	for _, sp := range slices.Sorted(maps.Keys(counts)) {
 		c := counts[sp]
-		fmt.Fprintf(w, "  counted so far for %s: %d connections, %d rejected\n", sp, c.Connections, c.Rejected)
+		fmt.Fprintf(w, "  counted so far for %s: %d connections, %d rejected, %d dropped\n", sp, c.Connections, c.Rejected, c.Dropped)
 		for _, ep := range slices.Sorted(maps.Keys(c.Endpoints)) {
 			fmt.Fprintf(w, "    %d  %s\n", c.Endpoints[ep], ep)
 		}

@@ -15,7 +15,7 @@ import (
 )
 
 // maxServiceCounters bounds --service-counters: at most this many service
-// ports get series, so at most ~330k series however large the cluster.
+// ports get series, so at most ~340k series however large the cluster.
 const maxServiceCounters = 5000
 
 // endpointSeriesCap is how many endpoints of one service port get a
@@ -26,7 +26,7 @@ const endpointSeriesCap = 64
 // counted per service port (dataplanes.Counter), for at most limit
 // service ports: the busiest by connections (ties by name), the others
 // counted in switchyard_service_counters_omitted. The series' count is
-// bounded by limit × (endpointSeriesCap + 3) + 1 (docs/explain.md).
+// bounded by limit × (endpointSeriesCap + 4) + 2 (docs/explain.md).
 type serviceCounters struct {
 	metrics.BaseStableCollector
 	counter dataplanes.Counter
@@ -41,6 +41,9 @@ var (
 		[]string{"service_port", "endpoint"}, nil, metrics.ALPHA, "")
 	rejectedDesc = metrics.NewDesc("switchyard_service_port_rejected_total",
 		"New connections the dataplane refused for a service port with no usable endpoint (--service-counters).", []string{"service_port"}, nil, metrics.ALPHA, "")
+	droppedDesc = metrics.NewDesc("switchyard_service_port_dropped_total",
+		"Packets opening a connection the dataplane dropped for a service port: no endpoint this traffic may use, or a source outside loadBalancerSourceRanges (--service-counters).",
+		[]string{"service_port"}, nil, metrics.ALPHA, "")
 	omittedDesc = metrics.NewDesc("switchyard_service_counters_omitted",
 		"Service ports with counts left out of the service port series by --service-counters' cap.", nil, nil, metrics.ALPHA, "")
 	countersFailedDesc = metrics.NewDesc("switchyard_service_counters_read_failed",
@@ -49,7 +52,7 @@ var (
 
 // DescribeWithStability implements metrics.StableCollector.
 func (c *serviceCounters) DescribeWithStability(ch chan<- *metrics.Desc) {
-	for _, d := range []*metrics.Desc{connectionsDesc, endpointConnectionsDesc, rejectedDesc, omittedDesc, countersFailedDesc} {
+	for _, d := range []*metrics.Desc{connectionsDesc, endpointConnectionsDesc, rejectedDesc, droppedDesc, omittedDesc, countersFailedDesc} {
 		ch <- d
 	}
 }
@@ -71,6 +74,7 @@ func (c *serviceCounters) CollectWithStability(ch chan<- metrics.Metric) {
 		n, name := counts[sp], sp.String()
 		ch <- metrics.NewLazyConstMetric(connectionsDesc, metrics.CounterValue, float64(n.Connections), name)
 		ch <- metrics.NewLazyConstMetric(rejectedDesc, metrics.CounterValue, float64(n.Rejected), name)
+		ch <- metrics.NewLazyConstMetric(droppedDesc, metrics.CounterValue, float64(n.Dropped), name)
 		eps, other := topEndpoints(n.Endpoints, endpointSeriesCap)
 		for _, ep := range eps {
 			ch <- metrics.NewLazyConstMetric(endpointConnectionsDesc, metrics.CounterValue, float64(n.Endpoints[ep]), name, ep.String())
@@ -81,12 +85,12 @@ func (c *serviceCounters) CollectWithStability(ch chan<- metrics.Metric) {
 	}
 }
 
-// busiest lists at most limit service ports, by connections (then
-// rejects) descending, ties by name.
+// busiest lists at most limit service ports, by connections, rejects and
+// drops together, descending, ties by name.
 func busiest(counts map[graph.ServicePortName]dataplanes.ServicePortCounts, limit int) []graph.ServicePortName {
 	names := slices.SortedFunc(maps.Keys(counts), func(a, b graph.ServicePortName) int {
 		ca, cb := counts[a], counts[b]
-		return cmp.Or(cmp.Compare(cb.Connections+cb.Rejected, ca.Connections+ca.Rejected), cmp.Compare(a.String(), b.String()))
+		return cmp.Or(cmp.Compare(cb.Connections+cb.Rejected+cb.Dropped, ca.Connections+ca.Rejected+ca.Dropped), cmp.Compare(a.String(), b.String()))
 	})
 	return names[:min(limit, len(names))]
 }

@@ -29,7 +29,7 @@ func sp(name string) graph.ServicePortName {
 }
 
 // The busiest service ports within the cap, each with its endpoints
-// (those past the endpoint cap summed as "other") and rejects; the rest
+// (those past the endpoint cap summed as "other"), rejects and drops; the rest
 // counted as omitted; a failed read said, never a crash.
 func TestServiceCountersExport(t *testing.T) {
 	many := map[netip.AddrPort]uint64{}
@@ -37,12 +37,13 @@ func TestServiceCountersExport(t *testing.T) {
 		many[netip.MustParseAddrPort(fmt.Sprintf("10.0.%d.%d:80", i/200, i%200+1))] = uint64(100 + i)
 	}
 	counts := map[graph.ServicePortName]dataplanes.ServicePortCounts{
-		sp("quiet"): {Connections: 1, Endpoints: map[netip.AddrPort]uint64{netip.MustParseAddrPort("10.1.0.1:80"): 1}},
-		sp("busy"):  {Connections: 9000, Endpoints: many},
-		sp("empty"): {Rejected: 5},
+		sp("quiet"):    {Connections: 1, Endpoints: map[netip.AddrPort]uint64{netip.MustParseAddrPort("10.1.0.1:80"): 1}},
+		sp("busy"):     {Connections: 9000, Endpoints: many},
+		sp("empty"):    {Rejected: 5},
+		sp("filtered"): {Dropped: 3},
 	}
 	reg := metrics.NewKubeRegistry()
-	reg.CustomMustRegister(&serviceCounters{counter: fakeCounter{counts: counts}, limit: 2})
+	reg.CustomMustRegister(&serviceCounters{counter: fakeCounter{counts: counts}, limit: 3})
 	want := `
 # HELP switchyard_service_counters_omitted [ALPHA] Service ports with counts left out of the service port series by --service-counters' cap.
 # TYPE switchyard_service_counters_omitted gauge
@@ -54,13 +55,20 @@ switchyard_service_counters_read_failed 0
 # TYPE switchyard_service_port_connections_total counter
 switchyard_service_port_connections_total{service_port="ns/busy:http/TCP"} 9000
 switchyard_service_port_connections_total{service_port="ns/empty:http/TCP"} 0
+switchyard_service_port_connections_total{service_port="ns/filtered:http/TCP"} 0
+# HELP switchyard_service_port_dropped_total [ALPHA] Packets opening a connection the dataplane dropped for a service port: no endpoint this traffic may use, or a source outside loadBalancerSourceRanges (--service-counters).
+# TYPE switchyard_service_port_dropped_total counter
+switchyard_service_port_dropped_total{service_port="ns/busy:http/TCP"} 0
+switchyard_service_port_dropped_total{service_port="ns/empty:http/TCP"} 0
+switchyard_service_port_dropped_total{service_port="ns/filtered:http/TCP"} 3
 # HELP switchyard_service_port_rejected_total [ALPHA] New connections the dataplane refused for a service port with no usable endpoint (--service-counters).
 # TYPE switchyard_service_port_rejected_total counter
 switchyard_service_port_rejected_total{service_port="ns/busy:http/TCP"} 0
 switchyard_service_port_rejected_total{service_port="ns/empty:http/TCP"} 5
+switchyard_service_port_rejected_total{service_port="ns/filtered:http/TCP"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "switchyard_service_counters_omitted", "switchyard_service_counters_read_failed",
-		"switchyard_service_port_connections_total", "switchyard_service_port_rejected_total"); err != nil {
+		"switchyard_service_port_connections_total", "switchyard_service_port_rejected_total", "switchyard_service_port_dropped_total"); err != nil {
 		t.Error(err)
 	}
 	// The endpoint series: the cap's busiest, and the two least busy as

@@ -1,12 +1,16 @@
 package ofconntest
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+)
 
 // The flow and group descriptions a dump of the in-memory bridge answers
 // with, in OVS's wire format (ofconn's dump.go reads them).
 
 // appendFlowDesc appends a flow as an ofp_flow_desc (OpenFlow 1.5), as a
-// flow dump answers: no timeouts, flags or counters.
+// flow dump answers: no timeouts or flags, and counters at 0.
 func appendFlowDesc(b []byte, f *memFlow) []byte {
 	start := len(b)
 	b = binary.BigEndian.AppendUint16(b, 0) // length, set below
@@ -15,7 +19,7 @@ func appendFlowDesc(b []byte, f *memFlow) []byte {
 	b = append(b, make([]byte, 8)...) // idle, hard timeout, flags, importance
 	b = binary.BigEndian.AppendUint64(b, f.cookie)
 	b = append(b, f.match...)
-	b = append(b, 0, 0, 0, 4, 0, 0, 0, 0) // ofp_stats: no fields
+	b = ofconn.AppendFlowStats(b, 0, 0) // no packet goes through
 	b = append(b, f.instructions...)
 	binary.BigEndian.PutUint16(b[start:], uint16(len(b)-start))
 	return b
