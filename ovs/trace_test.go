@@ -3,10 +3,15 @@
 package ovs
 
 import (
+	"errors"
+	"fmt"
+	"maps"
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/core/object"
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
@@ -71,5 +76,59 @@ func TestOVSTraceMatchesTraffic(t *testing.T) {
 	_, err := w.d.TraceLive(t.Context(), graph.Connection{Src: cIP4, Dst: netip.MustParseAddr("10.96.0.10"), Port: 53, Protocol: graph.UDP}, 1)
 	if err == nil || !strings.Contains(err.Error(), "UDP") {
 		t.Errorf("a UDP trace: %v; want it refused, saying why", err)
+	}
+}
+
+// Through a Service of 303 endpoints (a tree of select groups; 300 of its
+// addresses exist only in its groups): each traced source port names one
+// endpoint, the real connection from that port reaches it (a real pod
+// answers; an address no pod has does not), and the counters read back
+// exactly the traced endpoints, one connection each.
+func TestOVSTraceThroughAGroupTree(t *testing.T) {
+	w := newWorld(t)
+	opts := []SliceOption{SlicePort("http", tcp, 8080), onNode1(p1IP4.String()), onNode1(p2IP4.String()), onNode2(remote.String())}
+	for i := range 150 {
+		opts = append(opts, onNode1(fmt.Sprintf("10.244.1.%d", i+14)), onNode2(fmt.Sprintf("10.244.2.%d", i+14)))
+	}
+	w.tr.UpsertService(object.ServiceOf(Service("ns", "big", ClusterIPs("10.96.0.90"), Port("http", tcp, 80, 0))))
+	w.tr.UpsertEndpointSlice(object.EndpointSliceOf(Slice("ns", "big-1", "big", v4, opts...)))
+	w.sync()
+	owner := map[string]string{p1IP4.String() + ":8080": "p1", p2IP4.String() + ":8080": "p2", remote.String() + ":8080": "r1"}
+	c := graph.Connection{Src: cIP4, Dst: netip.MustParseAddr("10.96.0.90"), Port: 80, Protocol: graph.TCP, FromThisNode: true}
+	const n = 24
+	walks, _, err := w.d.traceWalks(t.Context(), c, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traced := map[netip.AddrPort]uint64{}
+	for k, walk := range walks {
+		if !walk.Endpoint.IsValid() {
+			t.Fatalf("source port %d: the trace reached no endpoint (%v)", traceFirstPort+k, walk.Verdict)
+		}
+		traced[walk.Endpoint]++
+		id, _, err := ovstest.ProbeTCPFromPort(w.client.NS, netip.Addr{}, uint16(traceFirstPort+k), netip.AddrPortFrom(c.Dst, c.Port), 300*time.Millisecond)
+		want := owner[walk.Endpoint.String()]
+		if (want == "" && !errors.Is(err, ovstest.ErrTimeout)) || (want != "" && id != want) {
+			t.Errorf("source port %d: traced to %s (%q), the connection reached %q (%v)", traceFirstPort+k, walk.Endpoint, want, id, err)
+		}
+	}
+	if len(traced) < 2 {
+		t.Errorf("%d connections traced to %v: want several endpoints", n, traced)
+	}
+	big := graph.ServicePortName{Namespace: "ns", Name: "big", Port: "http", Protocol: graph.TCP}
+	var got map[netip.AddrPort]uint64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		counts, err := w.d.Counters(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = maps.Clone(counts[big].Endpoints)
+		maps.DeleteFunc(got, func(_ netip.AddrPort, n uint64) bool { return n == 0 })
+		if maps.Equal(got, traced) {
+			break
+		}
+	}
+	if d := cmp.Diff(traced, got); d != "" {
+		t.Errorf("counted (-traced +counted):\n%s", d)
 	}
 }
