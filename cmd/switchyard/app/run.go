@@ -70,7 +70,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.profiling, "profiling", false, "also serve Go's /debug/pprof/ on the metrics address (as kube-proxy's enableProfiling); only with a loopback --metrics-bind-address")
 	fs.StringVar(&o.healthCheckBindIP, "healthcheck-bind-ip", "", "listen on this IP for health-check node ports (default: every address)")
 	fs.BoolVar(&o.once, "once", false, "sync once and exit (no servers are started)")
-	fs.IntVar(&o.serviceCounters, "service-counters", 0, "export the dataplane's per-service-port counts (new connections, by endpoint, rejects) for at most this many service ports, the busiest (0: off; docs/explain.md)")
+	fs.IntVar(&o.serviceCounters, "service-counters", 0, "export the dataplane's per-service-port counts (new connections, by endpoint, rejects, drops) for at most this many service ports, the busiest (0: off; docs/explain.md)")
 	fs.StringVar(&o.ownerDaemonSet, "owner-daemonset", "", "NAMESPACE/NAME of the DaemonSet switchyard runs in (the chart sets it; with --uninstall-marker)")
 	fs.StringVar(&o.uninstallMarker, "uninstall-marker", "", "name of a ConfigMap in the --owner-daemonset's namespace that asks for an uninstall (the chart's pre-delete hook creates it at helm uninstall): when it appears, newer than the DaemonSet, and the DaemonSet then goes, switchyard removes what the dataplane programmed as it stops, as `switchyard cleanup`; any other stop keeps the dataplane")
 }

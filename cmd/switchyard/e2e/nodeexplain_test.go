@@ -25,8 +25,9 @@ import (
 // plugin runs `switchyard explain` in the node's switchyard pod, which
 // answers from the graph it programs, and asks its OVS bridge
 // (ofproto/trace). The endpoints it names as used are the Service's ready
-// pods, and the bridge's trace reaches only those. The table is kept in
-// bin/ as a transcript.
+// pods, and the bridge's trace reaches only those. The bridge has counted
+// connections to the Service (the checks before made some), to those
+// pods only. The table is kept in bin/ as a transcript.
 func (n *realNode) explainCheck(t *testing.T, from netip.Addr, to netip.AddrPort, ready []string) {
 	t.Helper()
 	bin := buildPlugin(t)
@@ -38,8 +39,12 @@ func (n *realNode) explainCheck(t *testing.T, from netip.Addr, to netip.AddrPort
 		}
 		want[netip.AddrPortFrom(netip.MustParseAddr(p.Status.PodIP), appPort).String()] = true
 	}
-	if err := n.explained(bin, n.Name, from.String(), to.String(), want); err != nil {
+	counted, err := n.explained(bin, n.Name, from.String(), to.String(), want)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if counted == 0 {
+		t.Error("the bridge counted no connection to the Service (--service-counters)")
 	}
 	if err := os.WriteFile(filepath.Join(repoRoot, "bin", "e2e-node-explain.txt"), []byte(n.transcript(t, bin, n.Name, from.String(), to.String())), 0o644); err != nil {
 		t.Logf("transcript not kept: %v", err)
@@ -62,7 +67,8 @@ func (c *realCluster) explainDNS(t *testing.T, dir string) {
 			if err != nil {
 				return err
 			}
-			return n.explained(bin, node.Name, "node", to, want)
+			_, err = n.explained(bin, node.Name, "node", to, want)
+			return err
 		})
 		if err != nil {
 			t.Fatalf("node %s: %v", node.Name, err)
@@ -100,11 +106,13 @@ func (n *realNode) askPlugin(bin, node, from, to, output string) (string, error)
 
 // explained checks the plugin's JSON answer: one route, forwarded, to
 // exactly the endpoints in want, without disagreement; the bridge's trace
-// has a path and reaches only those.
-func (n *realNode) explained(bin, node, from, to string, want map[string]bool) error {
+// has a path and reaches only those; the bridge's counts for the service
+// port (--service-counters) sum its endpoints' and name only those. It
+// returns the connections counted.
+func (n *realNode) explained(bin, node, from, to string, want map[string]bool) (uint64, error) {
 	out, err := n.askPlugin(bin, node, from, to, "json")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var x struct {
 		Routes []struct {
@@ -118,13 +126,17 @@ func (n *realNode) explained(bin, node, from, to string, want map[string]bool) e
 			Reached             map[string]int
 			Path                []struct{ Table, Did string }
 			Error, Disagreement string
+			Counts              map[string]struct {
+				Connections uint64
+				Endpoints   map[string]uint64
+			}
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &x); err != nil {
-		return err
+		return 0, err
 	}
 	if len(x.Routes) != 1 || x.Routes[0].Action != "forward" || x.Routes[0].Disagreement != "" {
-		return fmt.Errorf("explain: %+v; want one route, forwarded, without disagreement", x)
+		return 0, fmt.Errorf("explain: %+v; want one route, forwarded, without disagreement", x)
 	}
 	var used []string
 	for _, e := range x.Routes[0].Endpoints {
@@ -133,18 +145,32 @@ func (n *realNode) explained(bin, node, from, to string, want map[string]bool) e
 		}
 	}
 	if len(used) != len(want) || slices.ContainsFunc(used, func(e string) bool { return !want[e] }) {
-		return fmt.Errorf("explain names %v as used; the ready pods are %v", used, slices.Sorted(maps.Keys(want)))
+		return 0, fmt.Errorf("explain names %v as used; the ready pods are %v", used, slices.Sorted(maps.Keys(want)))
 	}
 	dp := x.Dataplane
 	if dp == nil || dp.Error != "" || dp.Disagreement != "" || len(dp.Path) == 0 {
-		return fmt.Errorf("the bridge's trace: %+v; want a path, without error or disagreement", dp)
+		return 0, fmt.Errorf("the bridge's trace: %+v; want a path, without error or disagreement", dp)
 	}
 	for reached := range dp.Reached {
 		if !want[reached] {
-			return fmt.Errorf("the bridge's trace reached %v; the ready pods are %v", dp.Reached, want)
+			return 0, fmt.Errorf("the bridge's trace reached %v; the ready pods are %v", dp.Reached, want)
 		}
 	}
-	return nil
+	c, ok := dp.Counts[x.Routes[0].ServicePort]
+	if !ok {
+		return 0, fmt.Errorf("no counts for %s (--service-counters): %v", x.Routes[0].ServicePort, dp.Counts)
+	}
+	var sum uint64
+	for ep, k := range c.Endpoints {
+		if k > 0 && !want[ep] {
+			return 0, fmt.Errorf("%d connections counted to %s; the ready pods are %v", k, ep, slices.Sorted(maps.Keys(want)))
+		}
+		sum += k
+	}
+	if sum != c.Connections {
+		return 0, fmt.Errorf("%d connections counted, %d by endpoint (%v)", c.Connections, sum, c.Endpoints)
+	}
+	return c.Connections, nil
 }
 
 // transcript is the plugin's table, with the command that printed it.

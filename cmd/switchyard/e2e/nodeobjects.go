@@ -251,6 +251,7 @@ func (n *realNode) installChart(t testing.TB, encap string) {
 		"ovs.runDir=" + filepath.Join(n.view, "ovs-run"), "ovs.datapathType=netdev", "ovs.encap=" + encap,
 		"ovs.cni.binDir=" + n.inView(n.CNIBin), "ovs.cni.confDir=" + n.inView(n.CNIConf),
 		"ovs.cni.ipamDir=" + n.inView(n.IPAM), "ovs.stateDir=" + n.inView(n.State),
+		"config.service-counters=100",
 	}
 	install := []string{"install", "sy", filepath.Join(repoRoot, "charts/switchyard"), "--namespace", chartNamespace, "--wait", "--timeout", "5m"}
 	for _, v := range values {
