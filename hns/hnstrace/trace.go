@@ -58,7 +58,7 @@ func (r Result) Backends() []string {
 // node's CNI would have made them; peers' pod CIDRs are its remote
 // subnets.
 func Trace(ctx context.Context, s graph.Snapshot, b hnssim.Build, c graph.Connection, conns int, stateDir string) (Result, error) {
-	sim := simulatedNode(s, b)
+	sim := SimulatedNode(s, b)
 	d, err := hns.NewDriver(sim, hns.Options{NetworkName: network, StateFile: filepath.Join(stateDir, "hns-owned.json")}, dataplanes.Env{})
 	if err != nil {
 		return Result{}, err
@@ -68,10 +68,17 @@ func Trace(ctx context.Context, s graph.Snapshot, b hnssim.Build, c graph.Connec
 	if err := d.Sync(ctx, s); err != nil && !errors.As(err, &degraded) {
 		return Result{}, fmt.Errorf("programming the simulated HNS: %w", err)
 	}
-	r := Result{Build: b, Network: "L2Bridge", Verdicts: map[string]int{}, Connections: conns}
+	r := Result{Build: b, Network: "L2Bridge"}
+	evaluate(sim, s.Node.IPs, c, conns, &r)
+	return r, nil
+}
+
+// evaluate sends conns connections like c through sim, into r.
+func evaluate(sim *hnssim.Sim, nodeIPs []netip.Addr, c graph.Connection, conns int, r *Result) {
+	r.Verdicts, r.Connections = map[string]int{}, conns
 	from := hnssim.FromExternal
 	switch {
-	case slices.Contains(s.Node.IPs, c.Src):
+	case slices.Contains(nodeIPs, c.Src):
 		from = hnssim.FromNode
 	case c.FromThisNode:
 		from = hnssim.FromPod
@@ -84,7 +91,6 @@ func Trace(ctx context.Context, s graph.Snapshot, b hnssim.Build, c graph.Connec
 			r.SrcSeen, r.DSR = v.SrcSeen.String(), v.DSR
 		}
 	}
-	return r, nil
 }
 
 const network = "cbr0"
@@ -115,9 +121,10 @@ func (tracer) Trace(ctx context.Context, s graph.Snapshot, c graph.Connection, c
 	return t, nil
 }
 
-// simulatedNode is an HNS with the node's addresses, its pods' endpoints
-// and its peers' pod CIDRs.
-func simulatedNode(s graph.Snapshot, b hnssim.Build) *hnssim.Sim {
+// SimulatedNode is an HNS with the node's addresses, its pods' endpoints
+// (as the node's CNI would have made them, on an l2bridge network named
+// cbr0) and its peers' pod CIDRs.
+func SimulatedNode(s graph.Snapshot, b hnssim.Build) *hnssim.Sim {
 	sim := hnssim.New(b)
 	var remote []hns.RemoteSubnet
 	for _, p := range s.Peers {

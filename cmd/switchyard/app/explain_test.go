@@ -15,7 +15,9 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/explain"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
-	_ "github.com/switchyard-proxy/switchyard/hns/hnstrace" // the hns tracer, as cmd/switchyard/builtin registers it
+	"github.com/switchyard-proxy/switchyard/hns"
+	"github.com/switchyard-proxy/switchyard/hns/hnssim"
+	"github.com/switchyard-proxy/switchyard/hns/hnstrace" // the hns tracers, as cmd/switchyard/builtin registers them
 )
 
 // routeView is what a test checks of a route: where it goes and, per
@@ -258,6 +260,36 @@ func TestExplainAsksTheRunningDataplane(t *testing.T) {
 		code, out, errOut := ask(tc.d, tc.dataplane)
 		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
 			t.Errorf("%s: exit %d, %s%s; want exit %d saying %q", tc.name, code, out, errOut, tc.code, tc.want)
+		}
+	}
+}
+
+// A running HNS driver answers --dataplane hns from the load balancers its
+// HNS holds (here a simulated HNS stands for Windows'): the answer agrees
+// with the graph and says what judged it.
+func TestExplainAsksARunningHNSDriver(t *testing.T) {
+	src := sourceOptions{file: clusterFile, nodeName: "node-1"}
+	v, err := src.snapshotOnce(t.Context(), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := v.tr.Snapshot()
+	d, err := hns.NewDriver(hnstrace.SimulatedNode(snap, hnssim.Windows2025), hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(t.TempDir(), "owned.json")}, dataplanes.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var degraded *dataplanes.Degraded
+	if err := d.Sync(t.Context(), snap); err != nil && !errors.As(err, &degraded) {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(explainHandler(v.tr, "hns", d))
+	defer srv.Close()
+	code, out, errOut := runCmd(t, "explain", "--running", strings.TrimPrefix(srv.URL, "http://"), "--dataplane", "hns",
+		"--from", "10.244.1.9", "--to", "10.96.10.20:80")
+	for _, want := range []string{"load balancers and L2Bridge network cbr0 the live HNS 15.5 holds", "agrees with the graph"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d, %s%s; want it to say %q", code, out, errOut, want)
 		}
 	}
 }
