@@ -2,15 +2,12 @@ package hnstrace
 
 import (
 	"context"
-	"errors"
 	"net/netip"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchyard-proxy/switchyard/core/graph"
-	"github.com/switchyard-proxy/switchyard/dataplanes"
 	"github.com/switchyard-proxy/switchyard/hns"
 	"github.com/switchyard-proxy/switchyard/hns/hnssim"
 )
@@ -24,15 +21,11 @@ func TestTraceLiveReadsWhatHNSHolds(t *testing.T) {
 	s := snapshot(t)
 	a := netip.MustParseAddr
 	live := SimulatedNode(s, hnssim.Windows2025)
-	d, err := hns.NewDriver(live, hns.Options{NetworkName: network, StateFile: filepath.Join(t.TempDir(), "owned.json")}, dataplanes.Env{})
+	d, err := Program(context.Background(), live, s, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	var degraded *dataplanes.Degraded
-	if err := d.Sync(context.Background(), s); err != nil && !errors.As(err, &degraded) {
-		t.Fatal(err)
-	}
 	toWeb := graph.Connection{Src: a("10.244.1.9"), Dst: a("10.96.0.10"), Port: 80, Protocol: graph.TCP, FromThisNode: true}
 	for _, tc := range []struct {
 		c        graph.Connection

@@ -59,18 +59,31 @@ func (r Result) Backends() []string {
 // subnets.
 func Trace(ctx context.Context, s graph.Snapshot, b hnssim.Build, c graph.Connection, conns int, stateDir string) (Result, error) {
 	sim := SimulatedNode(s, b)
-	d, err := hns.NewDriver(sim, hns.Options{NetworkName: network, StateFile: filepath.Join(stateDir, "hns-owned.json")}, dataplanes.Env{})
+	d, err := Program(ctx, sim, s, stateDir)
 	if err != nil {
 		return Result{}, err
 	}
 	defer d.Close()
-	var degraded *dataplanes.Degraded
-	if err := d.Sync(ctx, s); err != nil && !errors.As(err, &degraded) {
-		return Result{}, fmt.Errorf("programming the simulated HNS: %w", err)
-	}
 	r := Result{Build: b, Network: "L2Bridge"}
 	evaluate(sim, s.Node.IPs, c, conns, &r)
 	return r, nil
+}
+
+// Program runs the HNS driver over sim (a SimulatedNode) on the network
+// cbr0, its ownership file in stateDir, and has it program s. A degraded
+// sync (some Services refused) is not an error: what was programmed
+// stands. The caller closes the driver.
+func Program(ctx context.Context, sim *hnssim.Sim, s graph.Snapshot, stateDir string) (*hns.Driver, error) {
+	d, err := hns.NewDriver(sim, hns.Options{NetworkName: network, StateFile: filepath.Join(stateDir, "hns-owned.json")}, dataplanes.Env{})
+	if err != nil {
+		return nil, err
+	}
+	var degraded *dataplanes.Degraded
+	if err := d.Sync(ctx, s); err != nil && !errors.As(err, &degraded) {
+		d.Close()
+		return nil, fmt.Errorf("programming the simulated HNS: %w", err)
+	}
+	return d, nil
 }
 
 // evaluate sends conns connections like c through sim, into r.

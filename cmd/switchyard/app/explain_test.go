@@ -15,7 +15,6 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/explain"
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/dataplanes"
-	"github.com/switchyard-proxy/switchyard/hns"
 	"github.com/switchyard-proxy/switchyard/hns/hnssim"
 	"github.com/switchyard-proxy/switchyard/hns/hnstrace" // the hns tracers, as cmd/switchyard/builtin registers them
 )
@@ -274,15 +273,11 @@ func TestExplainAsksARunningHNSDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := v.tr.Snapshot()
-	d, err := hns.NewDriver(hnstrace.SimulatedNode(snap, hnssim.Windows2025), hns.Options{NetworkName: "cbr0", StateFile: filepath.Join(t.TempDir(), "owned.json")}, dataplanes.Env{})
+	d, err := hnstrace.Program(t.Context(), hnstrace.SimulatedNode(snap, hnssim.Windows2025), snap, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	var degraded *dataplanes.Degraded
-	if err := d.Sync(t.Context(), snap); err != nil && !errors.As(err, &degraded) {
-		t.Fatal(err)
-	}
 	srv := httptest.NewServer(explainHandler(v.tr, "hns", d))
 	defer srv.Close()
 	code, out, errOut := runCmd(t, "explain", "--running", strings.TrimPrefix(srv.URL, "http://"), "--dataplane", "hns",
