@@ -2,7 +2,9 @@ package ovs
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/object"
 	"github.com/switchyard-proxy/switchyard/core/testobj"
@@ -141,4 +143,27 @@ func BenchmarkLargeServiceChange(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkServiceCounters is the model's part of one --service-counters
+// scrape at 10k Services (every port's groups and counted flows rendered
+// again), and the longest hold of the driver's lock it takes: the wait it
+// can add to a change.
+func BenchmarkServiceCounters(b *testing.B) {
+	c := testobj.Synthetic(10000, 10)
+	tr := tracker.New(tracker.Options{NodeName: "node-0"})
+	c.Feed(tr)
+	m := testModel(b)
+	m.Sync(tr.Next(true).Snapshot)
+	m.State().Committed(engine.All)
+	b.ReportAllocs()
+	var longest time.Duration
+	for b.Loop() {
+		for part := range slices.Chunk(m.ServicePortNames(), countingChunk) {
+			start := time.Now()
+			m.CountingOf(part)
+			longest = max(longest, time.Since(start))
+		}
+	}
+	b.ReportMetric(float64(longest.Microseconds())/1000, "longest-lock-ms")
 }

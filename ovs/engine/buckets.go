@@ -1,12 +1,22 @@
 package engine
 
 import (
+	"maps"
 	"net/netip"
+	"slices"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 	"github.com/switchyard-proxy/switchyard/ovs/pipeline"
 )
+
+// Counting says what OVS's statistics of some service ports count: their
+// groups bucket by bucket, and their flows whose packet count is a
+// counter.
+type Counting struct {
+	Groups map[uint32]GroupBuckets
+	Flows  map[uint64]CountedFlow
+}
 
 // GroupBuckets is one group of a service port, bucket by bucket: what OVS
 // counts per bucket (ofconn.GroupStats) maps to endpoints through it.
@@ -17,41 +27,6 @@ type GroupBuckets struct {
 	// to a child group of a large list's tree, or ClientIP affinity's,
 	// which DNATs in EndpointDNAT after a learn).
 	Endpoints []netip.AddrPort
-}
-
-// ServicePortGroups lists every desired group of a service port with its
-// buckets' endpoints, by group ID. It renders the buckets again (they are
-// not kept: docs/scale.md), so it costs what a cold sync's rendering of
-// the groups costs.
-func (m *Model) ServicePortGroups() map[uint32]GroupBuckets {
-	rendered := map[OwnerKey]Rendering{}
-	out := map[uint32]GroupBuckets{}
-	for name := range m.sps {
-		_, groups := m.st.Owned(ServicePortOwner(name))
-		for _, id := range groups {
-			g := m.st.GroupOf(id, rendered)
-			if g == nil {
-				continue
-			}
-			gb := GroupBuckets{ServicePort: name, Endpoints: make([]netip.AddrPort, g.Buckets.Len())}
-			for i := range gb.Endpoints {
-				gb.Endpoints[i] = dnatOf(g.Buckets.Bucket(i))
-			}
-			out[id] = gb
-		}
-	}
-	return out
-}
-
-// dnatOf is the endpoint a bucket's actions DNAT to (the zero value if
-// none).
-func dnatOf(actions []of.Action) netip.AddrPort {
-	for _, a := range actions {
-		if ct, ok := a.(of.CT); ok && ct.NAT != nil && ct.NAT.Kind == "dst" {
-			return netip.AddrPortFrom(ct.NAT.IP, ct.NAT.Port)
-		}
-	}
-	return netip.AddrPort{}
 }
 
 // CountedFlow is a service port's flow whose packet count is one of its
@@ -65,30 +40,69 @@ type CountedFlow struct {
 	Endpoint netip.AddrPort
 }
 
-// ServicePortCountedFlows lists the counted flows by cookie. A DNAT flow
-// two service ports share (same endpoint, port and protocol) is in
-// neither: its packets cannot be told apart.
-func (m *Model) ServicePortCountedFlows() map[uint64]CountedFlow {
-	rendered := map[OwnerKey]Rendering{}
-	out := map[uint64]CountedFlow{}
-	for name := range m.sps {
+// ServicePortNames lists the model's service ports (to read their
+// Counting a part at a time).
+func (m *Model) ServicePortNames() []graph.ServicePortName {
+	return slices.Collect(maps.Keys(m.sps))
+}
+
+// CountingOf is the Counting of the named service ports (those the model
+// no longer has are skipped). Their flows and groups are rendered again
+// (they are not kept: docs/scale.md), each port once, so it costs what a
+// cold sync's rendering of those ports costs. A DNAT flow two service
+// ports share (same endpoint, port and protocol) is in neither: its
+// packets cannot be told apart.
+func (m *Model) CountingOf(names []graph.ServicePortName) Counting {
+	out := Counting{Groups: map[uint32]GroupBuckets{}, Flows: map[uint64]CountedFlow{}}
+	for _, name := range names {
+		if m.sps[name] == nil {
+			continue
+		}
 		owner := ServicePortOwner(name)
-		cookies, _ := m.st.Owned(owner)
+		rendered := map[OwnerKey]Rendering{} // this port's, once
+		cookies, groups := m.st.Owned(owner)
+		for _, id := range groups {
+			if g := m.st.GroupOf(id, rendered); g != nil {
+				gb := GroupBuckets{ServicePort: name, Endpoints: make([]netip.AddrPort, g.Buckets.Len())}
+				for i := range gb.Endpoints {
+					gb.Endpoints[i] = dnatOf(g.Buckets.Bucket(i))
+				}
+				out.Groups[id] = gb
+			}
+		}
 		for _, c := range cookies {
 			if e := m.st.flows[c]; e == nil || e.owner != owner {
 				continue
 			}
-			f := m.st.FlowOf(c, rendered)
-			switch {
-			case f == nil:
-			case f.Table == pipeline.ServiceLB.ID && len(f.Actions) == 0 && f.Goto < 0:
-				out[c] = CountedFlow{ServicePort: name}
-			case f.Table == pipeline.EndpointDNAT.ID:
-				if ep := dnatOf(f.Actions); ep.IsValid() {
-					out[c] = CountedFlow{ServicePort: name, Endpoint: ep}
-				}
+			if cf, ok := countedFlow(name, m.st.FlowOf(c, rendered)); ok {
+				out.Flows[c] = cf
 			}
 		}
 	}
 	return out
+}
+
+// countedFlow says whether f (of service port name) counts, and what.
+func countedFlow(name graph.ServicePortName, f *of.Flow) (CountedFlow, bool) {
+	switch {
+	case f == nil:
+	case f.Table == pipeline.ServiceLB.ID && len(f.Actions) == 0 && f.Goto < 0:
+		return CountedFlow{ServicePort: name}, true
+	case f.Table == pipeline.EndpointDNAT.ID:
+		if ep := dnatOf(f.Actions); ep.IsValid() {
+			return CountedFlow{ServicePort: name, Endpoint: ep}, true
+		}
+	}
+	return CountedFlow{}, false
+}
+
+// dnatOf is the endpoint a bucket's or flow's actions DNAT to (the zero
+// value if none).
+func dnatOf(actions []of.Action) netip.AddrPort {
+	for _, a := range actions {
+		if ct, ok := a.(of.CT); ok && ct.NAT != nil && ct.NAT.Kind == "dst" {
+			return netip.AddrPortFrom(ct.NAT.IP, ct.NAT.Port)
+		}
+	}
+	return netip.AddrPort{}
 }

@@ -27,7 +27,7 @@ func TestServicePortGroupsNameEveryEndpoint(t *testing.T) {
 		m.setServicePort(&graph.ServicePort{Name: name, ClusterIPs: []netip.Addr{netip.MustParseAddr("10.96.0.10")}, Port: 80,
 			InternalEndpoints: graph.EndpointListOf(eps...)})
 		var got []netip.AddrPort
-		groups := m.ServicePortGroups()
+		groups := m.CountingOf(m.ServicePortNames()).Groups
 		inner := 0
 		for _, g := range groups {
 			if g.ServicePort != name {
@@ -76,7 +76,7 @@ func TestServicePortCountedFlows(t *testing.T) {
 	sticky("one", ep("10.244.1.5"), ep("10.244.1.6"))
 	sticky("twin", ep("10.244.1.6"), ep("10.244.1.7"))
 	var got []string
-	for _, f := range m.ServicePortCountedFlows() {
+	for _, f := range m.CountingOf(m.ServicePortNames()).Flows {
 		got = append(got, fmt.Sprintf("%s %v", f.ServicePort.Name, f.Endpoint))
 	}
 	slices.Sort(got)
