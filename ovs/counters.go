@@ -54,7 +54,8 @@ const countingChunk = 128
 // Rejects are the reject packet-ins, by the frontend flow that sent them.
 // A group or flow OVS replaced (its list changed) starts again from zero
 // (docs/explain.md). What is read is mapped a part at a time, the lock
-// released between parts: a group changed meanwhile is skipped.
+// released between parts: a group whose bucket count changed meanwhile is
+// skipped; one changed to as many buckets reads from zero (OVS reset it).
 func (d *Driver) Counters(ctx context.Context) (map[graph.ServicePortName]dataplanes.ServicePortCounts, error) {
 	counting := d.counting()
 	d.mu.Lock()
