@@ -27,6 +27,17 @@ type Driver interface {
 	Close() error
 }
 
+// Auditor is a Driver whose periodic full syncs leave reading its
+// dataplane back to an audit of its own, off the change path: Resync
+// brings the dataplane to the snapshot as Sync does, but what changed
+// behind the driver's back may be repaired by a later round it asks for
+// (Env.RequestRound) rather than by Resync itself. The command calls it
+// for the full syncs after the first (--sync-period); Sync stays the
+// first, and the one after a failure.
+type Auditor interface {
+	Resync(ctx context.Context, snapshot graph.Snapshot) error
+}
+
 // Env is what the command gives a driver besides its flags. The node it
 // programs is the graph's (graph.Snapshot.Node), not part of Env.
 type Env struct {

@@ -211,3 +211,48 @@ func allMessages(batch *ofconn.Batch) []int {
 	}
 	return all
 }
+
+// Reads of the periodic audit (audit.go): flows in slices of about
+// auditSliceFlows, groups auditGroupChunk to a write, each answered by
+// OVS on its own, so that a bundle on the driver's connection waits for
+// a slice at most, not for the whole dump.
+const (
+	auditSliceFlows = 1024
+	auditGroupChunk = 128
+)
+
+// readAside reads the bridge over the aside connection, outside the
+// driver's lock: every flow with the tag, in slices (expect: how many
+// are installed), and the groups of ids.
+func readAside(ctx context.Context, aside *ofconn.Conn, expect int, ids []uint32) ([]ofconn.FlowInfo, []ofconn.GroupInfo, error) {
+	bits := 0
+	for bits < 16 && expect>>bits > auditSliceFlows {
+		bits++
+	}
+	flows := make([]ofconn.FlowInfo, 0, expect+expect/8)
+	for i := range 1 << bits {
+		cookie, mask := of.CookieSlice(i, bits)
+		part, err := aside.DumpFlows(ctx, cookie, mask, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading installed flows (slice %d of %d): %w", i+1, 1<<bits, err)
+		}
+		flows = append(flows, part...)
+	}
+	groups, err := aside.DescribeGroups(ctx, ids, auditGroupChunk)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading installed groups: %w", err)
+	}
+	return flows, groups, nil
+}
+
+// adoptAudit adopts what an audit read, except what commits changed
+// since it began (engine.State.EndAudit), and counts the drift.
+func (b *bridgeFlows) adoptAudit(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
+	flowDrift, groupDrift, ok := b.st.EndAudit(flows, groups)
+	if !ok {
+		return
+	}
+	b.metrics.drift.WithLabelValues("flow").Add(float64(flowDrift))
+	b.metrics.drift.WithLabelValues("group").Add(float64(groupDrift))
+	b.metrics.installed(b.st)
+}

@@ -20,6 +20,8 @@ import (
 // this is uninstalling.
 func (d *Driver) cleanupNode(ctx context.Context) error {
 	o := d.opts
+	d.hostMu.Lock() // an audit's host sync ends first
+	defer d.hostMu.Unlock()
 	var errs []error
 	errs = append(errs, d.host.Cleanup(ctx))
 	if d.db != nil {

@@ -56,6 +56,13 @@ type Driver struct {
 	follow     *vswitchd.Follower  // the datapath's settle after each commit
 	flows      *bridgeFlows        // the OpenFlow side: read back, commit (set by connect)
 
+	// hostMu: one call to the host at a time (d.host); taken under mu,
+	// or alone by the audit (never mu inside it).
+	hostMu  sync.Mutex
+	hostGen uint64 // host calls made under mu; an audit's host sync taken across one is redone
+	aside   *ofconn.Conn // the audit's connection (Conn.Aside)
+	audit   auditRun     // the periodic audit (audit.go)
+
 	trace   tracer       // explain's ofproto/trace (TraceLive), outside mu
 	rejects rejectCounts // reject packet-ins by cookie (Counters), outside mu
 }
@@ -167,6 +174,7 @@ func (d *Driver) connect(ctx context.Context) error {
 		follow = d.follow
 	}
 	d.flows = newBridgeFlows(d.conn, d.model.State(), follow)
+	d.aside = d.conn.Aside()
 	d.flows.metrics.register(d.env.Metrics, d.conn)
 	if err := d.conn.WaitReady(ctx); err != nil {
 		return fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, d.opts.Bridge)
@@ -199,22 +207,6 @@ func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInf
 	return d.flows.dump(ctx)
 }
 
-// commitLocked sends what changed as one atomic bundle, waits for the
-// datapath to follow it (settle), then brings the host along and tells
-// switchyard-cni which pods are programmed.
-func (d *Driver) commitLocked(ctx context.Context) error {
-	if err := d.commitFlowsLocked(ctx); err != nil {
-		return err
-	}
-	d.reportHeldLocked()
-	d.markProgrammedLocked(ctx) // a pod needs its own flows, not the host's
-	return d.syncHostLocked(ctx)
-}
-
-// commitFlowsLocked sends the OpenFlow side of what changed as one atomic
-// bundle and waits for the datapath to follow it (settle).
-func (d *Driver) commitFlowsLocked(ctx context.Context) error { return d.flows.commit(ctx) }
-
 // Sync implements dataplanes.Driver. The first one adopts what an earlier
 // run installed: unchanged flows and groups stay untouched. The bridge is
 // read back and brought to the snapshot while, alongside, the host is
@@ -224,7 +216,8 @@ func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	stale := d.model.Sync(s)
-	d.hostOK = false // a full sync reads the host back too
+	d.audit.result = nil // what it read is older than this
+	d.hostOK = false     // a full sync reads the host back too
 	hostDone := make(chan error, 1)
 	go func() { hostDone <- d.syncHostLocked(ctx) }()
 	err := d.syncFlowsLocked(ctx)
@@ -257,7 +250,22 @@ func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	stale := d.model.Apply(delta)
-	if err := d.commitLocked(ctx); err != nil {
+	return d.roundLocked(ctx, false, stale)
+}
+
+// roundLocked adopts what a finished audit read (audit.go), sends what
+// changed as one atomic bundle (and the held owners that are due; all of
+// them when all is set), waits for the datapath to follow it (settle),
+// then brings the host along, tells switchyard-cni which pods are
+// programmed, and says what is held back.
+func (d *Driver) roundLocked(ctx context.Context, all bool, stale []graph.Endpoint) error {
+	d.adoptAuditLocked()
+	if err := d.flows.round(ctx, all); err != nil {
+		return err
+	}
+	d.reportHeldLocked()
+	d.markProgrammedLocked(ctx) // a pod needs its own flows, not the host's
+	if err := d.syncHostLocked(ctx); err != nil {
 		return err
 	}
 	d.reportClamped()
@@ -340,6 +348,7 @@ func (d *Driver) Close() error {
 		if d.started {
 			<-d.watched
 		}
+		d.audit.wg.Wait() // its context ends with stop
 		// A call under way (a round the driver asked for, still running
 		// when its caller closes) ends first: the connection is closed, so
 		// it ends soon.

@@ -12,7 +12,8 @@ import (
 )
 
 // syncHostLocked brings the host to the model's host side: a full read
-// back after a Sync, else only what changed. After a full one, or when the
+// back after a Sync, else only what changed (nothing, without a call,
+// when nothing did). After a full one, or when the
 // node's side changed, the gateway's MTU and the node file for
 // switchyard-cni follow (not on every Service change).
 func (d *Driver) syncHostLocked(ctx context.Context) error {
@@ -22,6 +23,12 @@ func (d *Driver) syncHostLocked(ctx context.Context) error {
 	if len(cfg.Addresses) == 0 {
 		d.sayOnce("no-pod-cidr", "The node has no pod CIDR yet (spec.podCIDRs is empty): pods cannot get addresses until it has one", "node", m.Node().Name)
 	}
+	if d.hostOK && cfg.Equal(d.hostCfg) && !m.Host().HasPending() {
+		return nil // the host holds it (the audit checks it, audit.go)
+	}
+	d.hostMu.Lock()
+	defer d.hostMu.Unlock()
+	d.hostGen++
 	var err error
 	full := !d.hostOK || !cfg.Equal(d.hostCfg)
 	if !d.hostOK {

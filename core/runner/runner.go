@@ -27,6 +27,15 @@ type Applier interface {
 	Apply(ctx context.Context, delta graph.Delta) error
 }
 
+// Resyncer is an Applier whose periodic full syncs may leave reading the
+// dataplane back to itself, off the change path (dataplanes.Auditor):
+// the runner calls Resync instead of Sync for a full sync due by
+// SyncPeriod after one that succeeded; the first full sync, and one
+// retried after a failure, are Syncs.
+type Resyncer interface {
+	Resync(ctx context.Context, snapshot graph.Snapshot) error
+}
+
 // Config times the runner.
 type Config struct {
 	MinSyncPeriod  time.Duration // zero: no minimum (upstream's --min-sync-period=0)
@@ -185,7 +194,7 @@ func (r *Runner) Status() Status {
 // error here: nothing will try it again.
 func (r *Runner) RunOnce(ctx context.Context) error {
 	r.Trigger()
-	if err := r.attempt(ctx, true, false); err != nil {
+	if err := r.attempt(ctx, true, false, false); err != nil {
 		return err
 	}
 	if held := r.Status().Degraded; len(held) > 0 {
@@ -199,7 +208,7 @@ func (r *Runner) Run(ctx context.Context) {
 	r.Trigger() // the initial full sync counts as queued
 	now := r.cfg.Clock.Now()
 	nextFull, lastRun := now, time.Time{}
-	failures, retryFull := 0, false
+	failures, retryFull, fullOK := 0, false, false
 	for {
 		due := r.nextDue(now, lastRun, nextFull, failures)
 		if wait := due.Sub(r.cfg.Clock.Now()); wait > 0 {
@@ -222,7 +231,7 @@ func (r *Runner) Run(ctx context.Context) {
 		full := retryFull || !now.Before(nextFull)
 		requested := r.takeRequest()
 		retry := requested || !r.retryAt.IsZero() && !now.Before(r.retryAt)
-		err := r.attempt(ctx, full, retry)
+		err := r.attempt(ctx, full, retry, full && fullOK && !retryFull)
 		lastRun = now
 		if err != nil {
 			failures++
@@ -236,7 +245,7 @@ func (r *Runner) Run(ctx context.Context) {
 		}
 		failures, retryFull = 0, false
 		if full {
-			nextFull = now.Add(r.cfg.SyncPeriod)
+			nextFull, fullOK = now.Add(r.cfg.SyncPeriod), true
 		}
 	}
 }
@@ -272,8 +281,9 @@ func (r *Runner) backoff(failures int) time.Duration {
 
 // attempt takes one batch from the tracker and hands it to the driver;
 // only a success (a Partial included) commits it. retry: the driver asked
-// to be called again now, even with nothing changed.
-func (r *Runner) attempt(ctx context.Context, full, retry bool) (err error) {
+// to be called again now, even with nothing changed. periodic: a full
+// sync may be a Resync.
+func (r *Runner) attempt(ctx context.Context, full, retry, periodic bool) (err error) {
 	start := r.cfg.Clock.Now()
 	r.mu.Lock()
 	r.inFlight, r.queued = earliest(r.queued, r.inFlight), time.Time{}
@@ -285,7 +295,7 @@ func (r *Runner) attempt(ctx context.Context, full, retry bool) (err error) {
 	if full {
 		res.Changed = len(b.Snapshot.ServicePorts)
 	}
-	err = r.call(ctx, b, retry)
+	err = r.call(ctx, b, retry, periodic)
 	var partial Partial
 	if errors.As(err, &partial) {
 		// Applied, but for what the driver holds back and retries.
@@ -326,12 +336,15 @@ func (r *Runner) attempt(ctx context.Context, full, retry bool) (err error) {
 
 // call runs the driver, turning a panic into an error so one bad batch
 // never takes the proxy down.
-func (r *Runner) call(ctx context.Context, b *tracker.Batch, retry bool) (err error) {
+func (r *Runner) call(ctx context.Context, b *tracker.Batch, retry, periodic bool) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("driver panicked: %v\n%s", p, debug.Stack())
 		}
 	}()
+	if rs, ok := r.applier.(Resyncer); ok && b.Full && periodic {
+		return rs.Resync(ctx, b.Snapshot)
+	}
 	if b.Full {
 		return r.applier.Sync(ctx, b.Snapshot)
 	}

@@ -189,6 +189,11 @@ func (h *HostModel) Pending(keep func(netip.Addr) bool) (map[netip.Addr]bool, []
 	return changes, caps, np
 }
 
+// HasPending reports whether anything changed since the last commit.
+func (h *HostModel) HasPending() bool {
+	return len(h.touched) > 0 || h.capturesChanged || h.nodePortsChanged
+}
+
 // Committed records that the pending changes are on the host.
 func (h *HostModel) Committed() {
 	h.touched = map[netip.Addr]bool{}

@@ -41,6 +41,10 @@ type State struct {
 	cookieOf func(*of.Flow) uint64
 
 	alloc *groupAllocator
+
+	// audit, while one is under way (BeginAudit), records what commits
+	// change.
+	audit *auditMarks
 }
 
 // Collision is a flow left out because a different one has its cookie.
@@ -325,6 +329,9 @@ func (s *State) Committed(include func(owner OwnerKey) bool) {
 		delete(s.departed, c)
 		delete(s.goneFlows, c)
 		delete(s.touchedFlows, c)
+		if s.audit != nil {
+			s.audit.flows[c] = true
+		}
 		if e != nil && s.shadowed[c] == 0 {
 			s.installedFlows[c], e.ours = true, true
 		} else {
@@ -348,6 +355,9 @@ func (s *State) Committed(include func(owner OwnerKey) bool) {
 		}
 		delete(s.goneGroups, id)
 		delete(s.touchedGroups, id)
+		if s.audit != nil {
+			s.audit.groups[id] = true
+		}
 	}
 	// Maps keep their size once grown (a cold sync touches everything):
 	// empty ones are made anew.

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 )
@@ -10,16 +12,19 @@ import (
 // differs from what is wanted: an unchanged flow or group is left alone,
 // and a resync with nothing to repair costs no more than the comparison.
 // It returns how many flows and groups the dump found other than the
-// view it replaces held (drift).
+// view it replaces held (drift). An audit under way is dropped: what it
+// reads is older than this.
 func (s *State) Adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) (flowDrift, groupDrift int) {
-	oldFlows, oldGroups := s.installedFlows, s.installedGroups
-	s.installedFlows = make(map[uint64]bool, len(flows))
-	for _, f := range flows {
-		if f.Cookie&of.CookieTagMask == of.CookieTag && !of.IsLearnedCookie(f.Cookie) {
-			s.installedFlows[f.Cookie] = true
-		}
-	}
-	flowDrift = symmetricDifference(oldFlows, s.installedFlows)
+	s.audit = nil
+	return s.adopt(s.readFlows(flows), s.readGroups(groups))
+}
+
+// adopt makes the read view the installed one and marks what differs
+// from what is wanted.
+func (s *State) adopt(flows map[uint64]bool, groups map[uint32]uint64) (flowDrift, groupDrift int) {
+	flowDrift = symmetricDifference(s.installedFlows, flows)
+	groupDrift = symmetricDifference(s.installedGroups, groups)
+	s.installedFlows, s.installedGroups = flows, groups
 	// A desired flow belongs in OVS unless another with its match is
 	// installed in its place (shadowed).
 	wanted := func(c uint64) bool { return s.flows[c] != nil && s.shadowed[c] == 0 }
@@ -33,14 +38,9 @@ func (s *State) Adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) (flowD
 			s.touchedFlows[c] = true
 		}
 	}
-	s.installedGroups = make(map[uint32]uint64, len(groups))
-	for _, g := range groups {
-		if s.alloc.owns(g.ID) {
-			sig := groupSignature(g.BucketIDs)
-			s.installedGroups[g.ID] = sig
-			if e := s.groups[g.ID]; e == nil || e.sig != sig {
-				s.touchedGroups[g.ID] = true
-			}
+	for id, sig := range s.installedGroups {
+		if e := s.groups[id]; e == nil || e.sig != sig {
+			s.touchedGroups[id] = true
 		}
 	}
 	for id := range s.groups {
@@ -48,7 +48,90 @@ func (s *State) Adopt(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) (flowD
 			s.touchedGroups[id] = true
 		}
 	}
-	return flowDrift, symmetricDifference(oldGroups, s.installedGroups)
+	return flowDrift, groupDrift
+}
+
+// readFlows is the installed view of a dump's flows: those of the
+// driver's, learned ones left out.
+func (s *State) readFlows(flows []ofconn.FlowInfo) map[uint64]bool {
+	m := make(map[uint64]bool, len(flows))
+	for _, f := range flows {
+		if f.Cookie&of.CookieTagMask == of.CookieTag && !of.IsLearnedCookie(f.Cookie) {
+			m[f.Cookie] = true
+		}
+	}
+	return m
+}
+
+// readGroups is the installed view of a dump's groups: those in the
+// driver's range, by the signature of their buckets' IDs.
+func (s *State) readGroups(groups []ofconn.GroupInfo) map[uint32]uint64 {
+	m := make(map[uint32]uint64, len(groups))
+	for _, g := range groups {
+		if s.alloc.owns(g.ID) {
+			m[g.ID] = groupSignature(g.BucketIDs)
+		}
+	}
+	return m
+}
+
+// auditMarks are what commits changed since an audit began.
+type auditMarks struct {
+	flows  map[uint64]bool
+	groups map[uint32]bool
+}
+
+// BeginAudit starts an audit: a read-back taken while commits go on (the
+// driver's periodic audit reads the bridge in slices, off the change
+// path). From now on commits record what they change. It returns the
+// group IDs the audit is to read: every one installed or wanted, sorted.
+func (s *State) BeginAudit() []uint32 {
+	s.audit = &auditMarks{flows: map[uint64]bool{}, groups: map[uint32]bool{}}
+	ids := make([]uint32, 0, len(s.installedGroups)+len(s.groups)/8)
+	for id := range s.installedGroups {
+		ids = append(ids, id)
+	}
+	for id := range s.groups {
+		if _, ok := s.installedGroups[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Auditing reports whether an audit is under way.
+func (s *State) Auditing() bool { return s.audit != nil }
+
+// EndAudit adopts what the audit read (every flow with the driver's tag,
+// the groups BeginAudit named), except the flows and groups commits
+// changed since it began: for those the installed view is the commits',
+// newer than the read. Then, as Adopt, it marks what differs from what is
+// wanted and returns the drift. ok is false when there was no audit to
+// end (an Adopt since dropped it): nothing is adopted.
+func (s *State) EndAudit(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) (flowDrift, groupDrift int, ok bool) {
+	a := s.audit
+	s.audit = nil
+	if a == nil {
+		return 0, 0, false
+	}
+	readFlows, readGroups := s.readFlows(flows), s.readGroups(groups)
+	for c := range a.flows {
+		if s.installedFlows[c] {
+			readFlows[c] = true
+		} else {
+			delete(readFlows, c)
+		}
+	}
+	for id := range a.groups {
+		if sig, ok := s.installedGroups[id]; ok {
+			readGroups[id] = sig
+		} else {
+			delete(readGroups, id)
+		}
+	}
+	flowDrift, groupDrift = s.adopt(readFlows, readGroups)
+	return flowDrift, groupDrift, true
 }
 
 // symmetricDifference counts the keys in one map but not the other, and

@@ -190,19 +190,40 @@ func (bc *bulkConn) send(msgs ...[]byte) error {
 	return bc.w.Flush()
 }
 
-// multipart sends a request and hands the entries of the reply to entry
+// Multipart sends a request and hands the entries of the reply to entry
 // (called from the reader).
 func (bc *bulkConn) Multipart(ctx context.Context, typ uint16, body []byte, entry func([]byte) error) error {
+	return bc.MultipartEach(ctx, typ, [][]byte{body}, entry)
+}
+
+// MultipartEach sends requests of one type in one write and hands the
+// entries of every reply, in order, to entry (called from the reader).
+// The switch reads them one by one (OVS: at most 50 of a connection per
+// pass of its main loop), so what other connections send is served in
+// between.
+func (bc *bulkConn) MultipartEach(ctx context.Context, typ uint16, bodies [][]byte, entry func([]byte) error) error {
+	if len(bodies) == 0 {
+		return nil
+	}
 	deadline, _ := ctx.Deadline()
 	bc.conn.SetWriteDeadline(deadline)
 	bc.mu.Lock()
 	bc.events = bc.events[:0]
 	bc.mu.Unlock()
-	xid := bc.nextXID()
+	first := bc.xid + 1
+	var reqs [][]byte
+	for _, body := range bodies {
+		xid := bc.nextXID()
+		req := appendOFHeader(nil, openflow15.Type_MultiPartRequest, xid, ofHeaderLen+mpHeaderLen+len(body))
+		req = binary.BigEndian.AppendUint16(req, typ)
+		req = append(req, 0, 0, 0, 0, 0, 0)
+		reqs = append(reqs, append(req, body...))
+	}
+	last := bc.xid
 	var failed error
 	bc.partsMu.Lock()
 	bc.parts = func(x uint32, b []byte) {
-		if x != xid || len(b) < mpHeaderLen || failed != nil {
+		if x < first || x > last || len(b) < mpHeaderLen || failed != nil {
 			return
 		}
 		more := binary.BigEndian.Uint16(b[2:])&openflow15.OFPMPF_REPLY_MORE != 0
@@ -216,7 +237,7 @@ func (bc *bulkConn) Multipart(ctx context.Context, typ uint16, body []byte, entr
 			rest = rest[n:]
 		}
 		if !more {
-			bc.push(event{xid: xid, done: true})
+			bc.push(event{xid: x, done: true})
 		}
 	}
 	bc.partsMu.Unlock()
@@ -225,21 +246,19 @@ func (bc *bulkConn) Multipart(ctx context.Context, typ uint16, body []byte, entr
 		bc.parts = nil
 		bc.partsMu.Unlock()
 	}
-	req := appendOFHeader(nil, openflow15.Type_MultiPartRequest, xid, ofHeaderLen+mpHeaderLen+len(body))
-	req = binary.BigEndian.AppendUint16(req, typ)
-	req = append(req, 0, 0, 0, 0, 0, 0)
-	req = append(req, body...)
-	if err := bc.send(req); err != nil {
+	if err := bc.send(reqs...); err != nil {
 		stop()
 		return err
 	}
-	evs, err := bc.waitFor(ctx, xid)
+	evs, err := bc.waitFor(ctx, last)
 	stop() // no part is being read from here on
 	if err != nil {
 		return err
 	}
-	if err := controlError(evs, xid, "answer a multipart request"); err != nil {
-		return err
+	for x := first; x <= last; x++ {
+		if err := controlError(evs, x, "answer a multipart request"); err != nil {
+			return err
+		}
 	}
 	return failed
 }

@@ -57,6 +57,7 @@ type Conn struct {
 	bulk   Link       // what bundles and dumps go over (bulkconn.go), dialled by dial
 	dial   func(context.Context) (Link, error)
 	over   bool // made by Over: Send goes over the link
+	aside  *Conn // Aside's, made when first asked for (under mu)
 }
 
 // Over returns a connection whose bundles and dumps go over the links
@@ -143,6 +144,7 @@ func (c *Conn) close() {
 		c.bulk = nil
 	}
 	c.bulkMu.Unlock()
+	c.closeAside()
 	select {
 	case <-c.done:
 	case <-time.After(5 * time.Second):

@@ -21,6 +21,15 @@ const (
 	cookieHashMask  uint64 = 1<<cookieKindShift - 1
 )
 
+// CookieSlice is the cookie and mask of slice i of 1<<bits (bits ≤ 16)
+// into which the driver's flows fall by the top bits of their content
+// hash: a flow dump filtered by them reads a slice (learned flows fall in
+// slice 0). The slices together are every flow with the tag.
+func CookieSlice(i, bits int) (cookie, mask uint64) {
+	shift := cookieKindShift - bits
+	return CookieTag | uint64(i)<<shift, CookieTagMask | (uint64(1)<<bits-1)<<shift
+}
+
 // IsLearnedCookie reports whether a cookie marks a learned affinity flow.
 func IsLearnedCookie(c uint64) bool {
 	return c&CookieTagMask == CookieTag && c&cookieKindMask == CookieKindLearn

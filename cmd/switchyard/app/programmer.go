@@ -29,8 +29,22 @@ type programmer struct {
 // follow the graph, and the error goes on to the runner.
 
 func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
+	return p.sync(ctx, s, p.driver.Sync)
+}
+
+// Resync is a periodic full sync: the driver's Resync when it is a
+// dataplanes.Auditor, else its Sync.
+func (p *programmer) Resync(ctx context.Context, s graph.Snapshot) error {
+	if a, ok := p.driver.(dataplanes.Auditor); ok {
+		return p.sync(ctx, s, a.Resync)
+	}
+	return p.Sync(ctx, s)
+}
+
+// sync is a full sync by sync (the driver's Sync or Resync).
+func (p *programmer) sync(ctx context.Context, s graph.Snapshot, sync func(context.Context, graph.Snapshot) error) error {
 	p.gaps.sync(s)
-	err := p.driver.Sync(ctx, s)
+	err := sync(ctx, s)
 	p.noteHeld(err)
 	if failed(err) {
 		return err

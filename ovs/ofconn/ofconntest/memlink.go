@@ -91,7 +91,15 @@ func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry fu
 			}
 		}
 	case openflow15.MultipartType_GroupDesc:
+		if len(body) < 4 {
+			return refusal{openflow15.ET_BAD_REQUEST, openflow15.BRC_BAD_LEN}
+		}
+		// group_id: one group (none when the bridge lacks it), or OFPG_ALL.
+		id := binary.BigEndian.Uint32(body)
 		for _, g := range l.br.sortedGroups() {
+			if id != openflow15.OFPG_ALL && g.id != id {
+				continue
+			}
 			if err := entry(appendGroupDesc(b[:0], g)); err != nil {
 				return err
 			}

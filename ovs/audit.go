@@ -1,0 +1,149 @@
+package ovs
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	"k8s.io/klog/v2"
+)
+
+// The periodic resync, off the change path.
+//
+// A full Sync reads the bridge and the host back under the driver's lock:
+// ~170 ms at 10k Services, during which a change waits (docs/scale.md).
+// Resync, which the runner calls for its periodic full syncs, instead
+// brings the model to the snapshot and commits what differs, as Apply
+// does, and starts an audit: a goroutine that reads the bridge over a
+// connection of its own (Conn.Aside), in slices OVS answers one at a time
+// so a change's bundle is taken between two, and brings the host to a
+// copy of the model's host side, without the driver's lock. When it is
+// done it asks the runner for a round; that round adopts what it read,
+// except what commits changed meanwhile (engine.State.EndAudit), and
+// repairs the rest in its bundle. A failed audit makes that round read
+// the bridge back in full, as after a lost bundle.
+
+// auditTimeout bounds one audit.
+const auditTimeout = 2 * time.Minute
+
+// auditRun is the audit's state, under the driver's mu (wg aside).
+type auditRun struct {
+	running bool
+	result  *auditResult // read, not yet adopted
+	wg      sync.WaitGroup
+}
+
+// auditResult is what an audit read, and how its host sync went.
+type auditResult struct {
+	flows   []ofconn.FlowInfo
+	groups  []ofconn.GroupInfo
+	err     error
+	hostGen uint64 // the host calls made before its host sync's copy
+	hostErr error
+	took    time.Duration
+}
+
+// hostCopy is the model's host side as an audit brings the host to it.
+type hostCopy struct {
+	cfg       hostnet.Config
+	frontends []netip.Addr
+	captures  []hostnet.Capture
+	nodePorts []hostnet.ProtoPort
+	gen       uint64
+}
+
+// Resync implements dataplanes.Auditor: a full sync whose read-back is
+// left to an audit. Before the first Sync, and while what the bridge or
+// the host holds is not known for sure (a lost bundle, a reconnection, a
+// failed host call), it is a Sync.
+func (d *Driver) Resync(ctx context.Context, s graph.Snapshot) error {
+	d.mu.Lock()
+	if !d.adopted || d.flows.unsure || !d.hostOK {
+		d.mu.Unlock()
+		return d.Sync(ctx, s)
+	}
+	defer d.mu.Unlock()
+	stale := d.model.Sync(s)
+	err := d.roundLocked(ctx, true, stale)
+	d.startAuditLocked()
+	return err
+}
+
+// startAuditLocked starts an audit unless one is running or waits to be
+// adopted.
+func (d *Driver) startAuditLocked() {
+	if d.audit.running || d.audit.result != nil || d.aside == nil {
+		return
+	}
+	st := d.model.State()
+	ids := st.BeginAudit()
+	expect := st.InstalledFlows()
+	keep := d.model.RoutesFrontend
+	h := hostCopy{cfg: d.hostCfg, frontends: d.model.Host().FrontendList(keep), captures: d.model.Host().CaptureList(keep),
+		nodePorts: d.model.Host().NodePortList(), gen: d.hostGen}
+	d.audit.running = true
+	d.audit.wg.Add(1)
+	go func() {
+		defer d.audit.wg.Done()
+		r := d.runAudit(expect, ids, h)
+		d.mu.Lock()
+		d.audit.running, d.audit.result = false, r
+		d.mu.Unlock()
+		d.env.Request()
+	}()
+}
+
+// runAudit reads the bridge and syncs the host, alongside, without the
+// driver's lock.
+func (d *Driver) runAudit(expect int, ids []uint32, h hostCopy) *auditResult {
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-d.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	start := time.Now()
+	r := &auditResult{hostGen: h.gen}
+	hostDone := make(chan error, 1)
+	go func() {
+		d.hostMu.Lock()
+		defer d.hostMu.Unlock()
+		hostDone <- d.host.Sync(ctx, h.cfg, h.frontends, h.captures, h.nodePorts)
+	}()
+	r.flows, r.groups, r.err = readAside(ctx, d.aside, expect, ids)
+	r.hostErr = <-hostDone
+	r.took = time.Since(start)
+	return r
+}
+
+// adoptAuditLocked adopts a finished audit's reads. The host is synced
+// again in full by this round when the audit's host sync failed, or when
+// a commit called the host after the audit copied the model's host side
+// (the audit may have undone it).
+func (d *Driver) adoptAuditLocked() {
+	r := d.audit.result
+	if r == nil {
+		return
+	}
+	d.audit.result = nil
+	if r.err != nil {
+		klog.ErrorS(r.err, "The periodic audit could not read the bridge; reading it back in full", "bridge", d.opts.Bridge)
+		d.flows.unsure = true
+	} else {
+		d.flows.adoptAudit(r.flows, r.groups)
+	}
+	if r.hostErr != nil || r.hostGen != d.hostGen {
+		if r.hostErr != nil {
+			klog.ErrorS(r.hostErr, "The periodic audit could not sync the host; syncing it in full")
+		}
+		d.hostOK = false
+	}
+	klog.V(4).InfoS("Periodic audit adopted", "took", r.took, "flows", len(r.flows), "groups", len(r.groups))
+}
