@@ -35,6 +35,10 @@ type auditRun struct {
 	running bool
 	result  *auditResult // read, not yet adopted
 	wg      sync.WaitGroup
+	// hook, when set (tests), runs in the audit as it begins ("begin"),
+	// between its reads and their handing over ("read"), and once they
+	// are handed over ("done").
+	hook func(stage string)
 }
 
 // auditResult is what an audit read, and how its host sync went.
@@ -90,9 +94,11 @@ func (d *Driver) startAuditLocked() {
 	go func() {
 		defer d.audit.wg.Done()
 		r := d.runAudit(expect, ids, h)
+		d.auditStage("read")
 		d.mu.Lock()
 		d.audit.running, d.audit.result = false, r
 		d.mu.Unlock()
+		d.auditStage("done")
 		d.env.Request()
 	}()
 }
@@ -109,6 +115,7 @@ func (d *Driver) runAudit(expect int, ids []uint32, h hostCopy) *auditResult {
 		case <-ctx.Done():
 		}
 	}()
+	d.auditStage("begin")
 	start := time.Now()
 	r := &auditResult{hostGen: h.gen}
 	hostDone := make(chan error, 1)
@@ -146,4 +153,11 @@ func (d *Driver) adoptAuditLocked() {
 		d.hostOK = false
 	}
 	klog.V(4).InfoS("Periodic audit adopted", "took", r.took, "flows", len(r.flows), "groups", len(r.groups))
+}
+
+// auditStage runs the tests' hook, if any.
+func (d *Driver) auditStage(stage string) {
+	if d.audit.hook != nil {
+		d.audit.hook(stage)
+	}
 }

@@ -17,7 +17,8 @@ import (
 
 // call is one driver call the fake applier saw.
 type call struct {
-	full  bool
+	full   bool
+	resync bool // Resync (Resyncer) rather than Sync
 	ports []string // service ports in the snapshot, or touched by the delta
 	at    time.Time
 }
@@ -32,6 +33,26 @@ type fakeApplier struct {
 	// Partial); empty: nothing held.
 	hold    []string
 	retryIn time.Duration
+	// resyncs: the runner is handed a Resyncer (resyncingApplier).
+	resyncs bool
+}
+
+// resyncingApplier is the fake applier as a Resyncer.
+type resyncingApplier struct{ *fakeApplier }
+
+func (f resyncingApplier) Resync(_ context.Context, s graph.Snapshot) error {
+	var p []string
+	for _, sp := range s.ServicePorts {
+		p = append(p, sp.Name.Name)
+	}
+	f.mu.Lock()
+	doPanic, err := f.outcomeLocked()
+	f.mu.Unlock()
+	f.calls <- call{full: true, resync: true, ports: p, at: f.clock.Now()}
+	if doPanic {
+		panic("boom")
+	}
+	return err
 }
 
 // held is a Partial.
@@ -122,7 +143,11 @@ func newHarnessWith(t *testing.T, minSyncPeriod time.Duration, prepare ...func(*
 		p(h.app)
 	}
 	h.tr = tracker.New(tracker.Options{NodeName: "n", Now: h.clock.Now})
-	run := New(h.tr, h.app, Config{MinSyncPeriod: minSyncPeriod, SyncPeriod: 30 * time.Second,
+	var app Applier = h.app
+	if h.app.resyncs {
+		app = resyncingApplier{h.app}
+	}
+	run := New(h.tr, app, Config{MinSyncPeriod: minSyncPeriod, SyncPeriod: 30 * time.Second,
 		BackoffInitial: time.Second, BackoffMax: 8 * time.Second, Clock: h.clock}, h.res)
 	h.run = run
 	ctx, cancel := context.WithCancel(context.Background())

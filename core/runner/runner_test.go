@@ -291,3 +291,40 @@ func TestRequestedRound(t *testing.T) {
 		t.Fatalf("status %+v, want healthy", st)
 	}
 }
+
+// A Resyncer's periodic full syncs are Resyncs; the first full sync, and
+// a full sync retried after a failure, are Syncs.
+func TestPeriodicFullSyncsAreResyncs(t *testing.T) {
+	h := newHarnessWith(t, time.Second, func(f *fakeApplier) { f.resyncs = true })
+	kinds := func(c call) string {
+		switch {
+		case c.resync:
+			return "resync"
+		case c.full:
+			return "sync"
+		}
+		return "apply"
+	}
+	if c := h.next(); kinds(c) != "sync" {
+		t.Fatalf("the first call is a %s, want a sync", kinds(c))
+	}
+	h.step(30 * time.Second)
+	if c := h.next(); kinds(c) != "resync" {
+		t.Fatalf("the periodic full sync is a %s, want a resync", kinds(c))
+	}
+	h.app.mu.Lock()
+	h.app.fail = 1
+	h.app.mu.Unlock()
+	h.step(30 * time.Second)
+	if c := h.next(); kinds(c) != "resync" {
+		t.Fatalf("the second periodic full sync is a %s, want a resync", kinds(c))
+	}
+	h.step(time.Second)
+	if c := h.next(); kinds(c) != "sync" {
+		t.Fatalf("the retry of a failed resync is a %s, want a sync", kinds(c))
+	}
+	h.step(30 * time.Second)
+	if c := h.next(); kinds(c) != "resync" {
+		t.Fatalf("the periodic full sync after the retry is a %s, want a resync", kinds(c))
+	}
+}

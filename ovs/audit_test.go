@@ -1,0 +1,136 @@
+package ovs
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
+)
+
+// The periodic audit (audit.go) on the in-memory dataplane.
+
+// auditing runs hook (if any) at the stages of md's driver's audits; the
+// channel hears each audit that handed its reads over.
+func (md *memDriver) auditing(hook func(stage string)) (done chan struct{}) {
+	done = make(chan struct{}, 4)
+	defer md.lock()()
+	md.d.audit.hook = func(stage string) {
+		if hook != nil {
+			hook(stage)
+		}
+		if stage == "done" {
+			done <- struct{}{}
+		}
+	}
+	return done
+}
+
+// resync hands the tracker's whole graph to Driver.Resync.
+func (md *memDriver) resync() {
+	md.t.Helper()
+	b := md.tr.Next(true)
+	if err := md.taken(b, md.d.Resync(context.Background(), b.Snapshot)); err != nil {
+		md.t.Fatal(err)
+	}
+}
+
+// roundAsked waits until an audit handed its reads over (and asked for
+// the round that adopts them).
+func roundAsked(t *testing.T, rounds chan struct{}) {
+	t.Helper()
+	select {
+	case <-rounds:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the audit never asked for a round")
+	}
+}
+
+// routed reports whether the host routes ip.
+func (md *memDriver) routed(ip string) bool {
+	a := netip.MustParseAddr(ip)
+	for dst := range md.host.State().Routes {
+		if dst.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// A Resync sends what the graph changed and leaves the read-back to the
+// audit; the round the audit asks for repairs what it found: groups and
+// flows deleted behind the driver's back, and the host's routes wiped.
+func TestResyncRepairsDriftThroughAnAudit(t *testing.T) {
+	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
+	md.mustSync()
+	rounds := md.auditing(nil)
+	groups := md.groupsOf("ns/web:http/TCP")
+	if err := md.br.Apply(&ofconn.Batch{GroupDeletes: groups}); err != nil {
+		t.Fatal(err)
+	}
+	st := md.host.State()
+	if err := md.host.Sync(context.Background(), st.Config, nil, nil, st.NodePorts); err != nil {
+		t.Fatal(err)
+	}
+	before := md.br.Counts()
+	md.resync()
+	if got := mods(before, md.br.Counts()); got != (ofconntest.Counts{}) {
+		t.Fatalf("the resync itself sent %+v, want nothing: the graph did not change", got)
+	}
+	roundAsked(t, rounds)
+	if !md.routed("10.96.0.10") {
+		t.Error("the audit did not bring the host's routes back")
+	}
+	md.mustApply()
+	md.converged()
+	if got := mods(before, md.br.Counts()); got.GroupMods != len(groups) || got.Bundles != 1 {
+		t.Errorf("the audit's round sent %+v, want one bundle with the %d groups deleted behind the driver", got, len(groups))
+	}
+}
+
+// What commits change while an audit reads is not undone by what it
+// read: flows and groups changed after the read are not sent again, and
+// a host change made after the audit copied the host's side is redone.
+func TestAnAuditNeverUndoesWhatCommitsChangedMeanwhile(t *testing.T) {
+	t.Run("bridge", func(t *testing.T) {
+		md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
+		md.mustSync()
+		rounds := md.auditing(func(stage string) {
+			if stage == "read" {
+				setEndpoints(md.tr, "web", "10.244.1.5", "10.244.1.99")
+				setEndpoints(md.tr, "sticky", "10.244.1.9", "10.244.1.98")
+				md.tr.DeleteService("ns", "empty")
+				md.mustApply()
+			}
+		})
+		md.resync()
+		roundAsked(t, rounds)
+		before := md.br.Counts()
+		md.mustApply()
+		md.converged()
+		if got := mods(before, md.br.Counts()); got != (ofconntest.Counts{}) {
+			t.Fatalf("the audit's round sent %+v, want nothing: what it read was changed by a commit since", got)
+		}
+	})
+	t.Run("host", func(t *testing.T) {
+		md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
+		md.mustSync()
+		rounds := md.auditing(func(stage string) {
+			if stage == "begin" {
+				md.tr.DeleteService("ns", "web")
+				md.mustApply()
+			}
+		})
+		md.resync()
+		roundAsked(t, rounds)
+		md.mustApply()
+		if md.routed("10.96.0.10") {
+			t.Fatal("the deleted Service's route is back: the audit's host sync undid a commit, and its round did not redo it")
+		}
+		if !md.routed("10.96.0.11") {
+			t.Fatal("another Service's route is gone")
+		}
+	})
+}
