@@ -59,7 +59,7 @@ type Driver struct {
 	// hostMu: one call to the host at a time (d.host); taken under mu,
 	// or alone by the audit (never mu inside it).
 	hostMu  sync.Mutex
-	hostGen uint64 // host calls made under mu; an audit's host sync taken across one is redone
+	hostGen uint64       // host calls made under mu; an audit's host sync taken across one is redone
 	aside   *ofconn.Conn // the audit's connection (Conn.Aside)
 	audit   auditRun     // the periodic audit (audit.go)
 

@@ -18,9 +18,9 @@ import (
 // call is one driver call the fake applier saw.
 type call struct {
 	full   bool
-	resync bool // Resync (Resyncer) rather than Sync
-	ports []string // service ports in the snapshot, or touched by the delta
-	at    time.Time
+	resync bool     // Resync (Resyncer) rather than Sync
+	ports  []string // service ports in the snapshot, or touched by the delta
+	at     time.Time
 }
 
 type fakeApplier struct {

@@ -36,7 +36,7 @@ func TestAsideReadsEqualTheWholeDumps(t *testing.T) {
 		b.GroupAdds = append(b.GroupAdds, g)
 		ids = append(ids, g.ID)
 		b.FlowAdds = append(b.FlowAdds, &of.Flow{Table: 3, Priority: 100, Goto: -1,
-			Match: []of.Match{of.EthType(of.EthIPv4), of.IPProto(of.ProtoTCP), of.L4Dst{Proto: of.ProtoTCP, Port: uint16(1000 + i)}},
+			Match:   []of.Match{of.EthType(of.EthIPv4), of.IPProto(of.ProtoTCP), of.L4Dst{Proto: of.ProtoTCP, Port: uint16(1000 + i)}},
 			Actions: []of.Action{of.ToGroup(g.ID)}})
 	}
 	if err := c.Commit(ctx, &b, nil); err != nil {
@@ -70,7 +70,7 @@ func TestAsideReadsEqualTheWholeDumps(t *testing.T) {
 		t.Fatal(err)
 	}
 	byID := func(a, b GroupInfo) int { return cmpUint(uint64(a.ID), uint64(b.ID)) }
-	slices.SortFunc(allGroups, byID) // OVS lists them in its own order
+	slices.SortFunc(allGroups, byID)                     // OVS lists them in its own order
 	asked := append(slices.Clone(ids[:300]), 0x5900ffff) // one the bridge lacks
 	asked = append(asked, ids[300:]...)
 	for _, chunk := range []int{1, 7, 128, 1000} {

@@ -56,7 +56,7 @@ type Conn struct {
 	bulkMu sync.Mutex // one bundle or dump at a time
 	bulk   Link       // what bundles and dumps go over (bulkconn.go), dialled by dial
 	dial   func(context.Context) (Link, error)
-	over   bool // made by Over: Send goes over the link
+	over   bool  // made by Over: Send goes over the link
 	aside  *Conn // Aside's, made when first asked for (under mu)
 }
 
