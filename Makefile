@@ -122,6 +122,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'RealOVS$$' -benchtime 1x -count 3 -timeout 60m ./ovs/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench RealOVSLargeService -benchtime 1x -count 3 -timeout 30m ./ovs/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench LargeServiceChange -benchmem -benchtime 100x ./ovs/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench MemorySizing -benchtime 1x -count 3 ./ovs/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x -count 3 ./hns/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench FullSync -benchtime 1x -count 3 ./hns/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench Parse -benchmem -benchtime 3x -count 3 ./core/source/file/ | tee -a $(BIN)/bench.txt

@@ -199,6 +199,7 @@ func write(w io.Writer, rep report, apiserver string) {
 	}
 	writeLarge(w, rs)
 	writeHNSChanges(w, rs)
+	writeSizing(w, rs)
 	ts := append(mainTargets(rep), largeTargets(rs)...)
 	fmt.Fprint(w, "## Targets\n\n| target | measured | |\n|---|---|---|\n")
 	for _, t := range ts {
@@ -235,7 +236,7 @@ func resultTables(rs map[string]result, apiserver string) []table {
 		{"The switchyard process with the cluster file as JSON", "The same, the file holding the same objects as JSON documents (what `kubectl get -o json` prints is JSON too): decoded without YAML.",
 			func(n int) string { return size("e2e:BenchmarkSwitchyardProcessJSON", n) },
 			[]row{{"start to first sync done, s", "start-to-synced-s", 1}, {"RSS, MiB", "rss-MiB", 1}, {"live Go heap, MiB", "live-heap-MiB", 1}}},
-		{"Through a real kube-apiserver", "The switchyard binary with `--kubeconfig` against " + apiserver + " holding the synthetic Services written as a cluster holds them (selectors, endpoints' target references, owner references, managed fields), a real OVS, `--sync-period=10s`. RSS sampled every second over ≥ 3 periodic full resyncs, 1 000 EndpointSlice changes and the probes (the highest sample is the figure). Write → traffic: an EndpointSlice update until a new connection reaches the new endpoint (connections every 5 ms, each ~10 ms itself), 100 changes with `--min-sync-period=0`, 30 with the default 1 s. Restart: the process stopped and started again; OVS's flow count sampled every 100 ms until 1 s after the new process's first sync.",
+		{"Through a real kube-apiserver", "The switchyard binary with `--kubeconfig` against " + apiserver + " holding the synthetic Services written as a cluster holds them (selectors, endpoints' target references, owner references, managed fields), a real OVS, `--sync-period=10s`. RSS sampled every second over ≥ 3 periodic full resyncs, 1 000 EndpointSlice changes and the probes (the highest sample is the figure). Write → traffic: from an EndpointSlice update until the earliest connection that reached the new endpoint was started (connections overlap, one started every 2 ms, each ~10 ms itself), 300 changes with `--min-sync-period=0`, 30 with the default 1 s; the periodic resync's read-back is the audit's, off the change path (docs/scale.md). Restart: the process stopped and started again; OVS's flow count sampled every 100 ms until 1 s after the new process's first sync.",
 			func(n int) string { return size("e2e:BenchmarkAPIServerAtScale", n) },
 			[]row{{"start to first sync done, s", "start-to-synced-s", 1}, {"flows in OVS", "flows-in-ovs", 1},
 				{"RSS, highest sample, MiB", "rss-max-MiB", 1}, {"RSS, last sample, MiB", "rss-last-MiB", 1}, {"Go heap at the end, MiB", "heap-MiB", 1},
@@ -305,8 +306,8 @@ func mainTargets(rep report) []target {
 		{"one endpoint change: 1 group-mod, no flow-mod, < 10 ms p99 until traffic follows (whole Apply, the settle included)", fmt.Sprintf("p99 %s ms at 1k, %s ms at 10k, %s ms at 30k; %s group-mods and %s flow-mods per change at 10k",
 			fmtvOr(real1k, "apply-p99-ms"), fmtvOr(real10k, "apply-p99-ms"), fmtvOr(real30k, "apply-p99-ms"), fmtvOr(real10k, "group-mods/change"), fmtvOr(real10k, "flow-mods/change")),
 			verdict(real1k["apply-p99-ms"] < 10 && real10k["apply-p99-ms"] < 10 && real30k["apply-p99-ms"] < 10 && real10k["flow-mods/change"] == 0 && real10k["group-mods/change"] == 1, real1k, real10k, real30k)},
-		{"API write → traffic at 10k, p99 < 100 ms with --min-sync-period 0", fmt.Sprintf("p50 %s ms, p99 %s ms", fmtvOr(api10k, "write-to-traffic-p50-ms"), fmtvOr(api10k, "write-to-traffic-p99-ms")),
-			verdict(api10k["write-to-traffic-p99-ms"] < 100, api10k)},
+		{"API write → traffic at 10k, p99 < 20 ms with --min-sync-period 0, over 300 changes and the periodic resyncs", fmt.Sprintf("p50 %s ms, p99 %s ms", fmtvOr(api10k, "write-to-traffic-p50-ms"), fmtvOr(api10k, "write-to-traffic-p99-ms")),
+			verdict(api10k["write-to-traffic-p99-ms"] < 20, api10k)},
 		{"API write → traffic at 10k, p99 < 1.1 s with the default --min-sync-period 1 s", fmt.Sprintf("p50 %s ms, p99 %s ms", fmtvOr(api10k, "write-to-traffic-default-p50-ms"), fmtvOr(api10k, "write-to-traffic-default-p99-ms")),
 			verdict(api10k["write-to-traffic-default-p99-ms"] < 1100, api10k)},
 	}
