@@ -27,15 +27,17 @@ type Driver interface {
 	Close() error
 }
 
-// Auditor is a Driver whose periodic full syncs leave reading its
-// dataplane back to an audit of its own, off the change path: Resync
-// brings the dataplane to the snapshot as Sync does, but what changed
-// behind the driver's back may be repaired by a later round it asks for
-// (Env.RequestRound) rather than by Resync itself. The command calls it
-// for the full syncs after the first (--sync-period); Sync stays the
-// first, and the one after a failure.
+// Auditor is a Driver whose periodic full syncs need no snapshot: it
+// keeps the graph from the calls it took, and checks what its dataplane
+// holds against that with an audit of its own, off the change path.
+// Resync applies delta (what changed since the last call; maybe empty) as
+// Apply does and starts the audit; what the audit finds changed behind
+// the driver's back is repaired by a later round it asks for
+// (Env.RequestRound). The command calls it for the full syncs after the
+// first (--sync-period); Sync stays the first, and the one after a
+// failure.
 type Auditor interface {
-	Resync(ctx context.Context, snapshot graph.Snapshot) error
+	Resync(ctx context.Context, delta graph.Delta) error
 }
 
 // Env is what the command gives a driver besides its flags. The node it

@@ -17,8 +17,8 @@ import (
 // A full Sync reads the bridge and the host back under the driver's lock:
 // ~170 ms at 10k Services, during which a change waits (docs/scale.md).
 // Resync, which the runner calls for its periodic full syncs, instead
-// brings the model to the snapshot and commits what differs, as Apply
-// does, and starts an audit: a goroutine that reads the bridge over a
+// takes what changed since the last call and commits it, as Apply does,
+// and starts an audit: a goroutine that reads the bridge over a
 // connection of its own (Conn.Aside), in slices OVS answers one at a time
 // so a change's bundle is taken between two, and brings the host to a
 // copy of the model's host side, without the driver's lock. When it is
@@ -60,18 +60,18 @@ type hostCopy struct {
 	gen       uint64
 }
 
-// Resync implements dataplanes.Auditor: a full sync whose read-back is
-// left to an audit. Before the first Sync, and while what the bridge or
-// the host holds is not known for sure (a lost bundle, a reconnection, a
-// failed host call), it is a Sync.
-func (d *Driver) Resync(ctx context.Context, s graph.Snapshot) error {
+// Resync implements dataplanes.Auditor: it applies the delta and commits
+// what changed, as Apply does, and starts an audit. While what the bridge
+// or the host holds is not known for sure (a lost bundle, a
+// reconnection, a failed host call) it reads them back at once instead,
+// as Sync does for the model it holds.
+func (d *Driver) Resync(ctx context.Context, delta graph.Delta) error {
 	d.mu.Lock()
-	if !d.adopted || d.flows.unsure || !d.hostOK {
-		d.mu.Unlock()
-		return d.Sync(ctx, s)
-	}
 	defer d.mu.Unlock()
-	stale := d.model.Sync(s)
+	stale := d.model.Apply(delta)
+	if !d.adopted || d.flows.unsure || !d.hostOK {
+		return d.syncLocked(ctx, stale)
+	}
 	err := d.roundLocked(ctx, true, stale)
 	d.startAuditLocked()
 	return err

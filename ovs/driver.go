@@ -215,7 +215,12 @@ func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInf
 func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	stale := d.model.Sync(s)
+	return d.syncLocked(ctx, d.model.Sync(s))
+}
+
+// syncLocked reads the bridge and the host back and brings both to the
+// model; stale are the endpoints whose UDP conntrack entries went stale.
+func (d *Driver) syncLocked(ctx context.Context, stale []graph.Endpoint) error {
 	d.audit.result = nil // what it read is older than this
 	d.hostOK = false     // a full sync reads the host back too
 	hostDone := make(chan error, 1)

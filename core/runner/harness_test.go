@@ -40,10 +40,10 @@ type fakeApplier struct {
 // resyncingApplier is the fake applier as a Resyncer.
 type resyncingApplier struct{ *fakeApplier }
 
-func (f resyncingApplier) Resync(_ context.Context, s graph.Snapshot) error {
+func (f resyncingApplier) Resync(_ context.Context, d graph.Delta) error {
 	var p []string
-	for _, sp := range s.ServicePorts {
-		p = append(p, sp.Name.Name)
+	for _, sp := range d.Added {
+		p = append(p, "+"+sp.Name.Name)
 	}
 	f.mu.Lock()
 	doPanic, err := f.outcomeLocked()

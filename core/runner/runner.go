@@ -27,13 +27,16 @@ type Applier interface {
 	Apply(ctx context.Context, delta graph.Delta) error
 }
 
-// Resyncer is an Applier whose periodic full syncs may leave reading the
-// dataplane back to itself, off the change path (dataplanes.Auditor):
-// the runner calls Resync instead of Sync for a full sync due by
-// SyncPeriod after one that succeeded; the first full sync, and one
-// retried after a failure, are Syncs.
+// Resyncer is an Applier whose periodic full syncs need no snapshot: it
+// keeps what the graph holds from the batches it took, and checks what
+// its dataplane holds against that off the change path
+// (dataplanes.Auditor). For a full sync due by SyncPeriod after one that
+// succeeded, the runner hands it what changed since the last batch (the
+// delta may be empty) through Resync instead of building the whole graph
+// for Sync: a change never waits for O(cluster) work. The first full sync,
+// and one retried after a failure, are Syncs.
 type Resyncer interface {
-	Resync(ctx context.Context, snapshot graph.Snapshot) error
+	Resync(ctx context.Context, delta graph.Delta) error
 }
 
 // Config times the runner.
@@ -282,7 +285,7 @@ func (r *Runner) backoff(failures int) time.Duration {
 // attempt takes one batch from the tracker and hands it to the driver;
 // only a success (a Partial included) commits it. retry: the driver asked
 // to be called again now, even with nothing changed. periodic: a full
-// sync may be a Resync.
+// sync may be a Resync (Resyncer).
 func (r *Runner) attempt(ctx context.Context, full, retry, periodic bool) (err error) {
 	start := r.cfg.Clock.Now()
 	r.mu.Lock()
@@ -290,12 +293,18 @@ func (r *Runner) attempt(ctx context.Context, full, retry, periodic bool) (err e
 	r.status.AttemptSince = start
 	r.mu.Unlock()
 
-	b := r.tracker.Next(full)
+	rs, resync := r.applier.(Resyncer)
+	resync = resync && full && periodic
+	b := r.tracker.Next(full && !resync)
 	res := Result{Full: full, Started: start, Changed: b.Delta.Len()}
-	if full {
+	if b.Full {
 		res.Changed = len(b.Snapshot.ServicePorts)
 	}
-	err = r.call(ctx, b, retry, periodic)
+	if resync {
+		err = r.call(func() error { return rs.Resync(ctx, b.Delta) })
+	} else {
+		err = r.call(func() error { return r.hand(ctx, b, retry) })
+	}
 	var partial Partial
 	if errors.As(err, &partial) {
 		// Applied, but for what the driver holds back and retries.
@@ -334,17 +343,19 @@ func (r *Runner) attempt(ctx context.Context, full, retry, periodic bool) (err e
 	return err
 }
 
-// call runs the driver, turning a panic into an error so one bad batch
-// never takes the proxy down.
-func (r *Runner) call(ctx context.Context, b *tracker.Batch, retry, periodic bool) (err error) {
+// call runs a call of the driver, turning a panic into an error so one
+// bad batch never takes the proxy down.
+func (r *Runner) call(f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("driver panicked: %v\n%s", p, debug.Stack())
 		}
 	}()
-	if rs, ok := r.applier.(Resyncer); ok && b.Full && periodic {
-		return rs.Resync(ctx, b.Snapshot)
-	}
+	return f()
+}
+
+// hand hands a batch to the driver: Sync for a full one, else Apply.
+func (r *Runner) hand(ctx context.Context, b *tracker.Batch, retry bool) error {
 	if b.Full {
 		return r.applier.Sync(ctx, b.Snapshot)
 	}

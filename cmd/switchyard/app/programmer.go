@@ -29,22 +29,8 @@ type programmer struct {
 // follow the graph, and the error goes on to the runner.
 
 func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
-	return p.sync(ctx, s, p.driver.Sync)
-}
-
-// Resync is a periodic full sync: the driver's Resync when it is a
-// dataplanes.Auditor, else its Sync.
-func (p *programmer) Resync(ctx context.Context, s graph.Snapshot) error {
-	if a, ok := p.driver.(dataplanes.Auditor); ok {
-		return p.sync(ctx, s, a.Resync)
-	}
-	return p.Sync(ctx, s)
-}
-
-// sync is a full sync by sync (the driver's Sync or Resync).
-func (p *programmer) sync(ctx context.Context, s graph.Snapshot, sync func(context.Context, graph.Snapshot) error) error {
 	p.gaps.sync(s)
-	err := sync(ctx, s)
+	err := p.driver.Sync(ctx, s)
 	p.noteHeld(err)
 	if failed(err) {
 		return err
@@ -67,9 +53,27 @@ func (p *programmer) sync(ctx context.Context, s graph.Snapshot, sync func(conte
 	return err
 }
 
+// auditingProgrammer is the programmer of a dataplanes.Auditor: the
+// runner's periodic full syncs are its Resyncs (runner.Resyncer), which
+// take what changed, as Apply does; no snapshot is built and no forced
+// collection follows (the audit's garbage is small: docs/scale.md).
+type auditingProgrammer struct {
+	*programmer
+	auditor dataplanes.Auditor
+}
+
+func (p auditingProgrammer) Resync(ctx context.Context, d graph.Delta) error {
+	return p.apply(d, func() error { return p.auditor.Resync(ctx, d) })
+}
+
 func (p *programmer) Apply(ctx context.Context, d graph.Delta) error {
+	return p.apply(d, func() error { return p.driver.Apply(ctx, d) })
+}
+
+// apply is a change by call (the driver's Apply or Resync).
+func (p *programmer) apply(d graph.Delta, call func() error) error {
 	p.gaps.apply(d)
-	err := p.driver.Apply(ctx, d)
+	err := call()
 	p.noteHeld(err)
 	if failed(err) {
 		return err

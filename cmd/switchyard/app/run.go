@@ -147,7 +147,11 @@ func (o *runOptions) run(ctx context.Context) error {
 	hc := &health.Services{BindIP: o.healthCheckBindIP, ProxyHealthy: proxyHealth.Healthy}
 	defer hc.Close()
 	p := &programmer{driver: driver, gaps: gaps, hc: hc}
-	r := runner.New(tr, p, runner.Config{MinSyncPeriod: o.minSyncPeriod, SyncPeriod: o.syncPeriod}, core)
+	var applier runner.Applier = p
+	if a, ok := driver.(dataplanes.Auditor); ok {
+		applier = auditingProgrammer{programmer: p, auditor: a}
+	}
+	r := runner.New(tr, applier, runner.Config{MinSyncPeriod: o.minSyncPeriod, SyncPeriod: o.syncPeriod}, core)
 	rs.runner.Store(r)
 	proxyHealth.Status = r.Status
 

@@ -5,15 +5,18 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/switchyard-proxy/switchyard/conformance"
 	"github.com/switchyard-proxy/switchyard/conformance/ovsharness"
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
@@ -85,7 +88,12 @@ func apiServerScenario(b *testing.B, n int) {
 	p := &proxy{}
 	ovstest.SwitchyardBinary(b) // built before the clock starts
 	var began, synced time.Time
-	startFirst := p.onNode1(b, c, adminToken, "--min-sync-period=0s", "--sync-period="+scaleSyncPeriod.String(), "--profiling", scaleNodePortRange)
+	args := []string{"--min-sync-period=0s", "--sync-period=" + scaleSyncPeriod.String(), "--profiling", scaleNodePortRange}
+	profiles := os.Getenv("SWITCHYARD_BENCH_PROFILES")
+	if profiles != "" {
+		args = append(args, "--v=2") // every sync in the log, with its time
+	}
+	startFirst := p.onNode1(b, c, adminToken, args...)
 	w := ovsharness.BuildWorld(b, ovsharness.WorldOptions{StartNode1: func(nd *ovstest.Node) *ovstest.Process {
 		began = time.Now()
 		proc := startFirst(nd)
@@ -110,6 +118,7 @@ func apiServerScenario(b *testing.B, n int) {
 	churn(b, bulk, syn, scaleChurn)
 	pods := []struct{ ip, id string }{{"10.244.1.6", "p2:8080"}, {"10.244.1.5", "p1:8080"}}
 	missed := 0 // probes answered by no endpoint while following
+	var changedAt []time.Time
 	follow := func(changes int) []time.Duration {
 		took := make([]time.Duration, 0, changes)
 		for i := range changes {
@@ -125,6 +134,7 @@ func apiServerScenario(b *testing.B, n int) {
 			}
 			missed += unanswered
 			took = append(took, d)
+			changedAt = append(changedAt, t0)
 		}
 		// The next step expects pods[0]'s endpoint (p2) when changes is odd.
 		if changes%2 == 1 {
@@ -138,8 +148,9 @@ func apiServerScenario(b *testing.B, n int) {
 	}
 	samples := rss.stop()
 	b.Logf("RSS samples, MiB, every second from the first sync on (churn, probes, resyncs every %v): %.0f", scaleSyncPeriod, samples)
-	if pd := os.Getenv("SWITCHYARD_BENCH_PROFILES"); pd != "" {
-		saveProfile(b, p.proc, filepath.Join(pd, fmt.Sprintf("api-heap-%d.prof", n)))
+	if profiles != "" {
+		saveProfile(b, p.proc, filepath.Join(profiles, fmt.Sprintf("api-heap-%d.prof", n)))
+		saveFollowed(b, p.proc, filepath.Join(profiles, fmt.Sprintf("api-follow-%d.txt", n)), changedAt, fast)
 	}
 	body, _ := p.metrics()
 	reportPercentiles(b, fast, "write-to-traffic")
@@ -347,4 +358,81 @@ func readded(b *testing.B, o *ovstest.OVS, age time.Duration) int {
 		}
 	}
 	return n
+}
+
+// saveFollowed writes each change's write time and how long traffic took
+// to follow it, slowest first, then the process's log (--v=2: every sync,
+// with its time): where a slow change's time went.
+func saveFollowed(b *testing.B, proc *ovstest.Process, path string, at []time.Time, took []time.Duration) {
+	order := make([]int, len(at))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return int(took[j] - took[i]) })
+	var out strings.Builder
+	for _, i := range order {
+		fmt.Fprintf(&out, "change %d written %s followed in %v\n", i, at[i].Format("15:04:05.000000"), took[i])
+	}
+	out.WriteString("\n" + proc.LogTail(20000))
+	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+		b.Error(err)
+	}
+}
+
+// Following a change: connections overlap, so when the change took
+// effect is known to a probe's spacing, not to a whole connection's time
+// (~10 ms through the userspace datapath).
+const (
+	probeSpacing   = 2 * time.Millisecond
+	probesInFlight = 16
+)
+
+// firstReaching starts a connection from `from` to dst every
+// probeSpacing (at most probesInFlight at once) until one is answered by
+// id, lets those under way finish, and returns how long after t0 the
+// earliest connection answered by id was started: the change was in
+// effect by then. unanswered counts connections answered by nobody (not
+// the old endpoint either: worth knowing why).
+func firstReaching(w *ovsharness.World, from string, dst netip.AddrPort, id string, t0 time.Time) (time.Duration, int, error) {
+	type result struct {
+		sent time.Duration
+		a    conformance.Answer
+	}
+	results := make(chan result, probesInFlight)
+	inFlight, unanswered, best := 0, 0, time.Duration(-1)
+	var lastDetail string
+	start := func() {
+		inFlight++
+		sent := time.Since(t0)
+		go func() { results <- result{sent, probe(w, from, dst)} }()
+	}
+	tick := time.NewTicker(probeSpacing)
+	defer tick.Stop()
+	start()
+	for inFlight > 0 {
+		select {
+		case <-tick.C:
+			if best < 0 && inFlight < probesInFlight && time.Since(t0) < followBound {
+				start()
+			}
+		case r := <-results:
+			inFlight--
+			switch {
+			case r.a.Outcome == conformance.Answered && r.a.Identity == id:
+				if best < 0 || r.sent < best {
+					best = r.sent
+				}
+			case r.a.Outcome != conformance.Answered:
+				unanswered++
+				lastDetail = fmt.Sprintf("%s (%s)", r.a.Outcome, r.a.Detail)
+			}
+			if inFlight == 0 && best < 0 && time.Since(t0) < followBound {
+				start()
+			}
+		}
+	}
+	if best < 0 {
+		return 0, unanswered, fmt.Errorf("not followed within %v (last unanswered: %s)", followBound, lastDetail)
+	}
+	return best, unanswered, nil
 }
