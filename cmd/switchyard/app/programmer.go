@@ -18,8 +18,7 @@ type programmer struct {
 	driver dataplanes.Driver
 	gaps   *gapReporter
 	hc     *health.Services
-	// freeing: a collection that hands memory back is running.
-	freeing atomic.Bool
+	mem    *memoryReleaser
 	// held is what the driver held back at its last successful call.
 	held atomic.Pointer[[]dataplanes.DegradedPart]
 }
@@ -44,19 +43,29 @@ func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
 	// instead of growing to twice it before the next collection; it
 	// costs one collection per --sync-period. docs/scale.md has the
 	// numbers.
-	if p.freeing.CompareAndSwap(false, true) {
+	p.mem.release()
+	return err
+}
+
+// memoryReleaser collects the heap's garbage and hands the memory back
+// to the OS, in the background, one collection at a time.
+type memoryReleaser struct {
+	running atomic.Bool
+}
+
+func (m *memoryReleaser) release() {
+	if m.running.CompareAndSwap(false, true) {
 		go func() {
-			defer p.freeing.Store(false)
+			defer m.running.Store(false)
 			debug.FreeOSMemory()
 		}()
 	}
-	return err
 }
 
 // auditingProgrammer is the programmer of a dataplanes.Auditor: the
 // runner's periodic full syncs are its Resyncs (runner.Resyncer), which
-// take what changed, as Apply does; no snapshot is built and no forced
-// collection follows (the audit's garbage is small: docs/scale.md).
+// take what changed, as Apply does; no snapshot is built, and the driver
+// has the memory released after its audit (dataplanes.Env.ReleaseMemory).
 type auditingProgrammer struct {
 	*programmer
 	auditor dataplanes.Auditor

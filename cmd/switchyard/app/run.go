@@ -132,7 +132,8 @@ func (o *runOptions) run(ctx context.Context) error {
 	started := make(chan error, 1)
 	go func() { started <- src.Start(ctx, tr) }()
 	var rs rounds
-	driver, err := plan.factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request, Metrics: reg})
+	mem := &memoryReleaser{}
+	driver, err := plan.factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request, ReleaseMemory: mem.release, Metrics: reg})
 	if err != nil {
 		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)
 	}
@@ -146,7 +147,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	proxyHealth := &health.Proxy{Timeout: 2 * o.syncPeriod, StallTimeout: stallTimeout}
 	hc := &health.Services{BindIP: o.healthCheckBindIP, ProxyHealthy: proxyHealth.Healthy}
 	defer hc.Close()
-	p := &programmer{driver: driver, gaps: gaps, hc: hc}
+	p := &programmer{driver: driver, gaps: gaps, hc: hc, mem: mem}
 	var applier runner.Applier = p
 	if a, ok := driver.(dataplanes.Auditor); ok {
 		applier = auditingProgrammer{programmer: p, auditor: a}
