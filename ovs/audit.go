@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
+	"github.com/switchyard-proxy/switchyard/ovs/engine"
 	"github.com/switchyard-proxy/switchyard/ovs/hostnet"
-	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"k8s.io/klog/v2"
 )
 
@@ -41,10 +41,10 @@ type auditRun struct {
 	hook func(stage string)
 }
 
-// auditResult is what an audit read, and how its host sync went.
+// auditResult is where what an audit read differs from the installed
+// view as it began, and how its host sync went.
 type auditResult struct {
-	flows   []ofconn.FlowInfo
-	groups  []ofconn.GroupInfo
+	drift   engine.AuditDrift
 	err     error
 	hostGen uint64 // the host calls made before its host sync's copy
 	hostErr error
@@ -84,7 +84,7 @@ func (d *Driver) startAuditLocked() {
 		return
 	}
 	st := d.model.State()
-	ids := st.BeginAudit()
+	view := st.BeginAudit()
 	expect := st.InstalledFlows()
 	keep := d.model.RoutesFrontend
 	h := hostCopy{cfg: d.hostCfg, frontends: d.model.Host().FrontendList(keep), captures: d.model.Host().CaptureList(keep),
@@ -93,7 +93,7 @@ func (d *Driver) startAuditLocked() {
 	d.audit.wg.Add(1)
 	go func() {
 		defer d.audit.wg.Done()
-		r := d.runAudit(expect, ids, h)
+		r := d.runAudit(expect, view, h)
 		d.auditStage("read")
 		d.mu.Lock()
 		d.audit.running, d.audit.result = false, r
@@ -103,9 +103,9 @@ func (d *Driver) startAuditLocked() {
 	}()
 }
 
-// runAudit reads the bridge and syncs the host, alongside, without the
-// driver's lock.
-func (d *Driver) runAudit(expect int, ids []uint32, h hostCopy) *auditResult {
+// runAudit reads the bridge and compares it with the view, then syncs
+// the host, without the driver's lock.
+func (d *Driver) runAudit(expect int, view *engine.AuditView, h hostCopy) *auditResult {
 	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
 	defer cancel()
 	go func() {
@@ -118,14 +118,15 @@ func (d *Driver) runAudit(expect int, ids []uint32, h hostCopy) *auditResult {
 	d.auditStage("begin")
 	start := time.Now()
 	r := &auditResult{hostGen: h.gen}
-	hostDone := make(chan error, 1)
-	go func() {
-		d.hostMu.Lock()
-		defer d.hostMu.Unlock()
-		hostDone <- d.host.Sync(ctx, h.cfg, h.frontends, h.captures, h.nodePorts)
-	}()
-	r.flows, r.groups, r.err = readAside(ctx, d.aside, expect, ids)
-	r.hostErr = <-hostDone
+	flows, groups, err := readAside(ctx, d.aside, expect, view.IDs)
+	if r.err = err; err == nil {
+		r.drift = view.Compare(flows, groups)
+	}
+	// After the bridge, not alongside: the audit paces itself, so that a
+	// change in between finds the CPUs (two here) free.
+	d.hostMu.Lock()
+	r.hostErr = d.host.Sync(ctx, h.cfg, h.frontends, h.captures, h.nodePorts)
+	d.hostMu.Unlock()
 	r.took = time.Since(start)
 	return r
 }
@@ -144,7 +145,7 @@ func (d *Driver) adoptAuditLocked() {
 		klog.ErrorS(r.err, "The periodic audit could not read the bridge; reading it back in full", "bridge", d.opts.Bridge)
 		d.flows.unsure = true
 	} else {
-		d.flows.adoptAudit(r.flows, r.groups)
+		d.flows.adoptAudit(r.drift)
 	}
 	if r.hostErr != nil || r.hostGen != d.hostGen {
 		if r.hostErr != nil {
@@ -152,7 +153,7 @@ func (d *Driver) adoptAuditLocked() {
 		}
 		d.hostOK = false
 	}
-	klog.V(4).InfoS("Periodic audit adopted", "took", r.took, "flows", len(r.flows), "groups", len(r.groups))
+	klog.V(4).InfoS("Periodic audit adopted", "took", r.took, "drift", r.drift.Len())
 	// What it read (the host's routes among it) and the view it replaced
 	// are garbage now: handed back, or RSS climbs with every audit until
 	// the heap's goal (docs/scale.md).

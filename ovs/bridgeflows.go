@@ -219,6 +219,10 @@ func allMessages(batch *ofconn.Batch) []int {
 const (
 	auditSliceFlows = 1024
 	auditGroupChunk = 128
+	// auditPause between two parts leaves the CPUs to a change and to
+	// OVS's own work: at 10k Services an audit is ~120 parts, so ~0.25 s
+	// of pauses every --sync-period.
+	auditPause = 2 * time.Millisecond
 )
 
 // readAside reads the bridge over the aside connection, outside the
@@ -237,18 +241,26 @@ func readAside(ctx context.Context, aside *ofconn.Conn, expect int, ids []uint32
 			return nil, nil, fmt.Errorf("reading installed flows (slice %d of %d): %w", i+1, 1<<bits, err)
 		}
 		flows = append(flows, part...)
+		time.Sleep(auditPause)
 	}
-	groups, err := aside.DescribeGroups(ctx, ids, auditGroupChunk)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading installed groups: %w", err)
+	groups := make([]ofconn.GroupInfo, 0, len(ids))
+	for len(ids) > 0 {
+		n := min(auditGroupChunk, len(ids))
+		part, err := aside.DescribeGroups(ctx, ids[:n], auditGroupChunk)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading installed groups: %w", err)
+		}
+		groups = append(groups, part...)
+		ids = ids[n:]
+		time.Sleep(auditPause)
 	}
 	return flows, groups, nil
 }
 
-// adoptAudit adopts what an audit read, except what commits changed
-// since it began (engine.State.EndAudit), and counts the drift.
-func (b *bridgeFlows) adoptAudit(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) {
-	flowDrift, groupDrift, ok := b.st.EndAudit(flows, groups)
+// adoptAudit adopts an audit's drift, except what commits changed since
+// it began (engine.State.EndAudit), and counts it.
+func (b *bridgeFlows) adoptAudit(drift engine.AuditDrift) {
+	flowDrift, groupDrift, ok := b.st.EndAudit(drift)
 	if !ok {
 		return
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
@@ -81,56 +82,130 @@ type auditMarks struct {
 	groups map[uint32]bool
 }
 
+// AuditView is the installed view as an audit began, which the audit
+// compares what it reads against outside the driver's lock (Compare),
+// and the group IDs it is to read: every one installed or wanted, sorted.
+type AuditView struct {
+	flows  map[uint64]bool
+	groups map[uint32]uint64
+	IDs    []uint32
+}
+
+// AuditDrift is where what an audit read differs from its view: flows by
+// cookie (true: the bridge holds it) and groups by ID (the signature of
+// the buckets the bridge holds; absent: it holds no such group).
+type AuditDrift struct {
+	Flows  map[uint64]bool
+	Groups map[uint32]GroupRead
+}
+
+// GroupRead is what the bridge holds of a group.
+type GroupRead struct {
+	Held bool
+	sig  uint64
+}
+
+// Len is how many flows and groups drifted.
+func (d AuditDrift) Len() int { return len(d.Flows) + len(d.Groups) }
+
 // BeginAudit starts an audit: a read-back taken while commits go on (the
 // driver's periodic audit reads the bridge in slices, off the change
-// path). From now on commits record what they change. It returns the
-// group IDs the audit is to read: every one installed or wanted, sorted.
-func (s *State) BeginAudit() []uint32 {
+// path). From now on commits record what they change. The view it
+// returns is a copy (O(installed)); the audit reads and compares outside
+// the lock.
+func (s *State) BeginAudit() *AuditView {
 	s.audit = &auditMarks{flows: map[uint64]bool{}, groups: map[uint32]bool{}}
-	ids := make([]uint32, 0, len(s.installedGroups)+len(s.groups)/8)
+	v := &AuditView{flows: maps.Clone(s.installedFlows), groups: maps.Clone(s.installedGroups),
+		IDs: make([]uint32, 0, len(s.installedGroups)+len(s.groups)/8)}
 	for id := range s.installedGroups {
-		ids = append(ids, id)
+		v.IDs = append(v.IDs, id)
 	}
 	for id := range s.groups {
 		if _, ok := s.installedGroups[id]; !ok {
-			ids = append(ids, id)
+			v.IDs = append(v.IDs, id)
 		}
 	}
-	slices.Sort(ids)
-	return ids
+	slices.Sort(v.IDs)
+	return v
+}
+
+// Compare is where what the audit read (every flow with the driver's tag,
+// the groups of v.IDs) differs from the view. It needs no lock.
+func (v *AuditView) Compare(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) AuditDrift {
+	d := AuditDrift{Flows: map[uint64]bool{}, Groups: map[uint32]GroupRead{}}
+	read := make(map[uint64]bool, len(flows))
+	for _, f := range flows {
+		if f.Cookie&of.CookieTagMask == of.CookieTag && !of.IsLearnedCookie(f.Cookie) {
+			read[f.Cookie] = true
+			if !v.flows[f.Cookie] {
+				d.Flows[f.Cookie] = true
+			}
+		}
+	}
+	for c := range v.flows {
+		if !read[c] {
+			d.Flows[c] = false
+		}
+	}
+	seen := make(map[uint32]bool, len(groups))
+	for _, g := range groups {
+		if _, asked := slices.BinarySearch(v.IDs, g.ID); !asked {
+			continue
+		}
+		seen[g.ID] = true
+		sig := groupSignature(g.BucketIDs)
+		if have, ok := v.groups[g.ID]; !ok || have != sig {
+			d.Groups[g.ID] = GroupRead{Held: true, sig: sig}
+		}
+	}
+	for id := range v.groups {
+		if !seen[id] {
+			d.Groups[id] = GroupRead{}
+		}
+	}
+	return d
 }
 
 // Auditing reports whether an audit is under way.
 func (s *State) Auditing() bool { return s.audit != nil }
 
-// EndAudit adopts what the audit read (every flow with the driver's tag,
-// the groups BeginAudit named), except the flows and groups commits
-// changed since it began: for those the installed view is the commits',
-// newer than the read. Then, as Adopt, it marks what differs from what is
-// wanted and returns the drift. ok is false when there was no audit to
-// end (an Adopt since dropped it): nothing is adopted.
-func (s *State) EndAudit(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) (flowDrift, groupDrift int, ok bool) {
+// EndAudit adopts an audit's drift (AuditView.Compare), except for the
+// flows and groups commits changed since it began: for those the
+// installed view is the commits', newer than the read. What it adopts is
+// marked for comparison, as Adopt marks what differs. It costs the drift
+// and the commits' changes, not the bridge. It returns how many flows
+// and groups drifted; ok is false when there was no audit to end (an
+// Adopt since dropped it): nothing is adopted.
+func (s *State) EndAudit(d AuditDrift) (flowDrift, groupDrift int, ok bool) {
 	a := s.audit
 	s.audit = nil
 	if a == nil {
 		return 0, 0, false
 	}
-	readFlows, readGroups := s.readFlows(flows), s.readGroups(groups)
-	for c := range a.flows {
-		if s.installedFlows[c] {
-			readFlows[c] = true
-		} else {
-			delete(readFlows, c)
+	for c, held := range d.Flows {
+		if a.flows[c] {
+			continue
 		}
-	}
-	for id := range a.groups {
-		if sig, ok := s.installedGroups[id]; ok {
-			readGroups[id] = sig
+		flowDrift++
+		if held {
+			s.installedFlows[c] = true
 		} else {
-			delete(readGroups, id)
+			delete(s.installedFlows, c)
 		}
+		s.touchedFlows[c] = true
 	}
-	flowDrift, groupDrift = s.adopt(readFlows, readGroups)
+	for id, g := range d.Groups {
+		if a.groups[id] {
+			continue
+		}
+		groupDrift++
+		if g.Held {
+			s.installedGroups[id] = g.sig
+		} else {
+			delete(s.installedGroups, id)
+		}
+		s.touchedGroups[id] = true
+	}
 	return flowDrift, groupDrift, true
 }
 

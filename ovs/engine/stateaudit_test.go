@@ -52,12 +52,15 @@ func TestEndAuditKeepsWhatCommitsChanged(t *testing.T) {
 		meanwhile func(s *State) // commits while the audit reads
 		flows     []*of.Flow     // what the audit read
 		groups    []*of.Group
+		stray     uint64 // a flow of the driver's tag it read besides (0: none)
 		want      result
 	}{
 		{name: "nothing changed, nothing drifted", flows: []*of.Flow{f1, f2}, groups: []*of.Group{g1, g2},
 			want: result{Adopted: true}},
 		{name: "drift is repaired", flows: []*of.Flow{f1}, groups: []*of.Group{g1, g2b},
 			want: result{Adopted: true, FlowDrift: 1, GroupDrift: 1, FlowAdds: []uint64{f2.Cookie()}, GroupMods: []uint32{g2.ID}}},
+		{name: "a stray flow is deleted, a missing group added", flows: []*of.Flow{f1, f2}, groups: []*of.Group{g1}, stray: of.CookieTag | of.CookieKindFlow | 42,
+			want: result{Adopted: true, FlowDrift: 1, GroupDrift: 1, FlowDeletes: []uint64{of.CookieTag | of.CookieKindFlow | 42}, GroupAdds: []uint32{g2.ID}}},
 		{name: "a flow added meanwhile is not added again", flows: []*of.Flow{f1, f2}, groups: []*of.Group{g1, g2},
 			meanwhile: func(s *State) { s.setOwner("sp/b", []*of.Flow{f3}, nil, nil); commit(s) },
 			want:      result{Adopted: true}},
@@ -65,6 +68,9 @@ func TestEndAuditKeepsWhatCommitsChanged(t *testing.T) {
 			meanwhile: func(s *State) { s.setOwner("sp/a", []*of.Flow{f1}, []*of.Group{g1, g2}, nil); commit(s) },
 			want:      result{Adopted: true}},
 		{name: "a group modified meanwhile keeps its new buckets", flows: []*of.Flow{f1, f2}, groups: []*of.Group{g1, g2},
+			meanwhile: func(s *State) { s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2b}, nil); commit(s) },
+			want:      result{Adopted: true}},
+		{name: "a group changed behind the driver, then by a commit, is the commit's", flows: []*of.Flow{f1, f2}, groups: []*of.Group{g1, group(g2.ID, 7)},
 			meanwhile: func(s *State) { s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2b}, nil); commit(s) },
 			want:      result{Adopted: true}},
 		{name: "drift elsewhere is found while commits go on", flows: []*of.Flow{f2}, groups: []*of.Group{g1, g2},
@@ -78,14 +84,17 @@ func TestEndAuditKeepsWhatCommitsChanged(t *testing.T) {
 			s := NewState()
 			s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2}, nil)
 			commit(s)
-			asked := s.BeginAudit()
+			view := s.BeginAudit()
 			if tc.meanwhile != nil {
 				tc.meanwhile(s)
 			}
 			flows, groups := read(tc.flows, tc.groups...)
+			if tc.stray != 0 {
+				flows = append(flows, ofconn.FlowInfo{Table: 6, Cookie: tc.stray})
+			}
 			var got result
-			got.Asked = asked
-			got.FlowDrift, got.GroupDrift, got.Adopted = s.EndAudit(flows, groups)
+			got.Asked = view.IDs
+			got.FlowDrift, got.GroupDrift, got.Adopted = s.EndAudit(view.Compare(flows, groups))
 			b := s.Pending(All)
 			for _, f := range b.FlowAdds {
 				got.FlowAdds = append(got.FlowAdds, f.Cookie())
