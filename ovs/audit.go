@@ -141,6 +141,7 @@ func (d *Driver) adoptAuditLocked() {
 		return
 	}
 	d.audit.result = nil
+	d.flows.metrics.audited(r.took, r.err != nil || r.hostErr != nil)
 	if r.err != nil {
 		klog.ErrorS(r.err, "The periodic audit could not read the bridge; reading it back in full", "bridge", d.opts.Bridge)
 		d.flows.unsure = true

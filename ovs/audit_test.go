@@ -8,6 +8,8 @@ import (
 
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 )
 
 // The periodic audit (audit.go) on the in-memory dataplane.
@@ -64,6 +66,7 @@ func (md *memDriver) routed(ip string) bool {
 // flows deleted behind the driver's back, and the host's routes wiped.
 func TestResyncRepairsDriftThroughAnAudit(t *testing.T) {
 	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
+	md.flows.metrics.register(metrics.NewKubeRegistry(), md.conn)
 	md.mustSync()
 	rounds := md.auditing(nil)
 	groups := md.groupsOf("ns/web:http/TCP")
@@ -87,8 +90,17 @@ func TestResyncRepairsDriftThroughAnAudit(t *testing.T) {
 	}
 	md.mustApply()
 	md.converged()
-	if got := mods(before, md.br.Counts()); got.GroupMods != len(groups) || got.Bundles != 1 {
-		t.Errorf("the audit's round sent %+v, want one bundle with the %d groups deleted behind the driver", got, len(groups))
+	sent := mods(before, md.br.Counts())
+	if sent.GroupMods != len(groups) || sent.Bundles != 1 {
+		t.Errorf("the audit's round sent %+v, want one bundle with the %d groups deleted behind the driver", sent, len(groups))
+	}
+	// The bridge deleted the flows that sent to the deleted group with it
+	// (as OVS does): drift too, each added again.
+	if v := readMetrics(t, md); v.GroupDrift != float64(len(groups)) || v.FlowDrift != float64(sent.FlowMods) || sent.FlowMods == 0 {
+		t.Errorf("drift counted: %v flows, %v groups; want %d (the flows sent again) and %d", v.FlowDrift, v.GroupDrift, sent.FlowMods, len(groups))
+	}
+	if n, err := testutil.GetHistogramMetricCount(md.flows.metrics.audits.WithLabelValues("ok").(metrics.ObserverMetric)); err != nil || n != 1 {
+		t.Errorf("audits recorded: %d (%v), want 1", n, err)
 	}
 }
 

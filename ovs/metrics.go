@@ -20,6 +20,7 @@ type driverMetrics struct {
 	flows          *metrics.Gauge
 	groups         *metrics.Gauge
 	drift          *metrics.CounterVec
+	audits         *metrics.HistogramVec
 }
 
 // Bundle results (switchyard_ovs_bundles_total's result label).
@@ -63,7 +64,22 @@ func newDriverMetrics() *driverMetrics {
 			Help:           "Flows and groups a read-back found other than the driver had installed (removed or changed behind its back, or lost with ovs-vswitchd), by kind; each is then repaired.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"kind"}),
+		audits: metrics.NewHistogramVec(&metrics.HistogramOpts{
+			Namespace: "switchyard", Subsystem: "ovs", Name: "audit_duration_seconds",
+			Help:           "How long the periodic audit took to read the bridge and sync the host, off the change path, by result: ok, failed (the next round reads the bridge back in full).",
+			Buckets:        metrics.ExponentialBuckets(0.01, 2, 14),
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"result"}),
 	}
+}
+
+// audited records an audit's time.
+func (m *driverMetrics) audited(took time.Duration, failed bool) {
+	result := "ok"
+	if failed {
+		result = "failed"
+	}
+	m.audits.WithLabelValues(result).Observe(took.Seconds())
 }
 
 // register adds the metrics, and conn's counts, to reg (nil: nowhere).
@@ -71,7 +87,7 @@ func (m *driverMetrics) register(reg metrics.KubeRegistry, conn *ofconn.Conn) {
 	if reg == nil {
 		return
 	}
-	reg.MustRegister(m.bundles, m.bundleDuration, m.settleDuration, m.flows, m.groups, m.drift)
+	reg.MustRegister(m.bundles, m.bundleDuration, m.settleDuration, m.flows, m.groups, m.drift, m.audits)
 	reg.CustomMustRegister(newConnCollector(conn))
 	for _, r := range []string{bundleOK, bundleRefused, bundleFailed} {
 		m.bundles.WithLabelValues(r) // show the series at 0
