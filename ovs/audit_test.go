@@ -99,7 +99,7 @@ func TestResyncRepairsDriftThroughAnAudit(t *testing.T) {
 	if v := readMetrics(t, md); v.GroupDrift != float64(len(groups)) || v.FlowDrift != float64(sent.FlowMods) || sent.FlowMods == 0 {
 		t.Errorf("drift counted: %v flows, %v groups; want %d (the flows sent again) and %d", v.FlowDrift, v.GroupDrift, sent.FlowMods, len(groups))
 	}
-	if n, err := testutil.GetHistogramMetricCount(md.flows.metrics.audits.WithLabelValues("ok").(metrics.ObserverMetric)); err != nil || n != 1 {
+	if n, err := testutil.GetHistogramMetricCount(md.flows.metrics.audits.WithLabelValues("ok")); err != nil || n != 1 {
 		t.Errorf("audits recorded: %d (%v), want 1", n, err)
 	}
 }

@@ -89,11 +89,6 @@ func (b *bridgeFlows) sync(ctx context.Context) error {
 	return b.round(ctx, true)
 }
 
-// commit sends what changed, holding back the owners whose messages the
-// switch refuses, and has the datapath follow each bundle that took
-// effect.
-func (b *bridgeFlows) commit(ctx context.Context) error { return b.round(ctx, false) }
-
 // round commits what changed, and the held owners that are due (all of
 // them when all is set). Before a held owner is tried again the bridge is
 // read back: the refusal may have come from a bridge changed behind the
