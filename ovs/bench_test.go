@@ -21,12 +21,7 @@ func BenchmarkOneEndpointChange(b *testing.B) {
 		c := testobj.Synthetic(n, 10)
 		tr := tracker.New(tracker.Options{NodeName: "node-0"})
 		c.Feed(tr)
-		m := testModel(b)
-		full := tr.Next(true)
-		m.Sync(full.Snapshot)
-		cold := m.State().Pending(engine.All)
-		m.State().Committed(engine.All)
-		tr.Commit(full)
+		m, cold := committedModel(b, tr)
 
 		target := c.Slices[n/2]
 		flipped := target.DeepCopy()
@@ -106,12 +101,7 @@ func BenchmarkLargeServiceChange(b *testing.B) {
 		tr := tracker.New(tracker.Options{NodeName: "node-0"})
 		c.Feed(tr)
 		slices := withLarge(tr, eps, false)
-		m := testModel(b)
-		full := tr.Next(true)
-		m.Sync(full.Snapshot)
-		m.State().Pending(engine.All)
-		m.State().Committed(engine.All)
-		tr.Commit(full)
+		m, _ := committedModel(b, tr)
 		flipped := slices[len(slices)/2].DeepCopy()
 		notReady := false
 		flipped.Endpoints[3].Conditions.Ready = &notReady

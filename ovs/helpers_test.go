@@ -12,6 +12,7 @@ import (
 	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	"github.com/switchyard-proxy/switchyard/ovs/engine"
+	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	discovery "k8s.io/api/discovery/v1"
 	"k8s.io/component-base/metrics/testutil"
 )
@@ -109,3 +110,16 @@ func (c *bundleClock) since(tb testing.TB) (inOVS, settle time.Duration) {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// committedModel is a test model holding the tracker's whole graph, all
+// of it committed (as after a cold sync), and the bundle that sync sent.
+func committedModel(tb testing.TB, tr *tracker.Tracker) (*engine.Model, *ofconn.Batch) {
+	tb.Helper()
+	m := testModel(tb)
+	full := tr.Next(true)
+	m.Sync(full.Snapshot)
+	cold := m.State().Pending(engine.All)
+	m.State().Committed(engine.All)
+	tr.Commit(full)
+	return m, cold
+}

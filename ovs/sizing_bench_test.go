@@ -53,11 +53,6 @@ func BenchmarkMemorySizing(b *testing.B) {
 func sizedCluster(b *testing.B, services, epsPer int) (*tracker.Tracker, *engine.Model) {
 	tr := tracker.New(tracker.Options{NodeName: "node-0"})
 	testobj.Synthetic(services, epsPer).Feed(tr)
-	m := testModel(b)
-	full := tr.Next(true)
-	m.Sync(full.Snapshot)
-	m.State().Pending(engine.All)
-	m.State().Committed(engine.All)
-	tr.Commit(full)
+	m, _ := committedModel(b, tr)
 	return tr, m
 }

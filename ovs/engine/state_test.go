@@ -76,14 +76,7 @@ func cookieOf(b *ofconn.Batch) uint64 {
 // stray flow with the tag deleted, a group with other buckets modified, a
 // missing group added.
 func TestAdoptComparesOnlyDifferences(t *testing.T) {
-	flow := func(port uint16) *of.Flow {
-		return &of.Flow{Table: 6, Priority: 200, Goto: -1,
-			Match:   []of.Match{of.EthType(of.EthIPv4), of.IPProto(of.ProtoTCP), of.L4Dst{Proto: of.ProtoTCP, Port: port}},
-			Actions: []of.Action{of.Output(1)}}
-	}
-	group := func(id uint32, port of.Output) *of.Group {
-		return &of.Group{ID: id, Buckets: of.BucketList{{port}}}
-	}
+	flow, group := tcpFlow, portGroup
 	f1, f2 := flow(1), flow(2)
 	g1, g2 := group(0x80000001, 1), group(0x80000002, 2)
 	s := NewState()
@@ -92,18 +85,12 @@ func TestAdoptComparesOnlyDifferences(t *testing.T) {
 	s.Committed(All)
 
 	info := func(fs ...*of.Flow) []ofconn.FlowInfo {
-		var out []ofconn.FlowInfo
-		for _, f := range fs {
-			out = append(out, ofconn.FlowInfo{Table: f.Table, Cookie: f.Cookie()})
-		}
-		return out
+		flows, _ := dumped(fs, nil)
+		return flows
 	}
 	groups := func(gs ...*of.Group) []ofconn.GroupInfo {
-		var out []ofconn.GroupInfo
-		for _, g := range gs {
-			out = append(out, ofconn.GroupInfo{ID: g.ID, BucketIDs: g.BucketIDs()})
-		}
-		return out
+		_, groups := dumped(nil, gs)
+		return groups
 	}
 	stray := of.CookieTag | of.CookieKindFlow | 42
 	for _, tc := range []struct {

@@ -13,28 +13,11 @@ import (
 // read: those keep the commits' view (nothing is undone or sent again),
 // and drift elsewhere is still found and repaired.
 func TestEndAuditKeepsWhatCommitsChanged(t *testing.T) {
-	flow := func(port uint16) *of.Flow {
-		return &of.Flow{Table: 6, Priority: 200, Goto: -1,
-			Match:   []of.Match{of.EthType(of.EthIPv4), of.IPProto(of.ProtoTCP), of.L4Dst{Proto: of.ProtoTCP, Port: port}},
-			Actions: []of.Action{of.Output(1)}}
-	}
-	group := func(id uint32, port of.Output) *of.Group {
-		return &of.Group{ID: id, Buckets: of.BucketList{{port}}}
-	}
+	flow, group := tcpFlow, portGroup
 	f1, f2, f3 := flow(1), flow(2), flow(3)
 	g1, g2 := group(0x80000001, 1), group(0x80000002, 2)
 	g2b := group(g2.ID, 9)
-	read := func(fs []*of.Flow, gs ...*of.Group) ([]ofconn.FlowInfo, []ofconn.GroupInfo) {
-		var flows []ofconn.FlowInfo
-		for _, f := range fs {
-			flows = append(flows, ofconn.FlowInfo{Table: f.Table, Cookie: f.Cookie()})
-		}
-		var groups []ofconn.GroupInfo
-		for _, g := range gs {
-			groups = append(groups, ofconn.GroupInfo{ID: g.ID, BucketIDs: g.BucketIDs()})
-		}
-		return flows, groups
-	}
+	read := func(fs []*of.Flow, gs ...*of.Group) ([]ofconn.FlowInfo, []ofconn.GroupInfo) { return dumped(fs, gs) }
 	commit := func(s *State) {
 		s.Pending(All)
 		s.Committed(All)
