@@ -20,15 +20,7 @@ import (
 // a dump of every group lists. A bundle on the main connection is taken
 // while the aside one is open.
 func TestAsideReadsEqualTheWholeDumps(t *testing.T) {
-	o := ovstest.Start(t)
-	o.AddBridge("br-a")
-	c := Dial(o.MgmtSocket("br-a"), &nopHandler{connected: make(chan struct{}, 1)})
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, c, ctx := dialedBridge(t, 60*time.Second)
 	var b Batch
 	var ids []uint32
 	for i := range 600 {
@@ -99,4 +91,21 @@ func cmpUint(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// dialedBridge starts a private OVS with a bridge br-a and returns a
+// ready connection to it (closed when the test ends) and a context of
+// timeout.
+func dialedBridge(t *testing.T, timeout time.Duration) (*ovstest.OVS, *Conn, context.Context) {
+	t.Helper()
+	o := ovstest.Start(t)
+	o.AddBridge("br-a")
+	c := Dial(o.MgmtSocket("br-a"), &nopHandler{connected: make(chan struct{}, 1)})
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return o, c, ctx
 }

@@ -3,7 +3,6 @@
 package ofconn
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -11,19 +10,10 @@ import (
 	"time"
 
 	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
-	"github.com/switchyard-proxy/switchyard/ovs/ovstest"
 )
 
 func TestBundleIsAllOrNothing(t *testing.T) {
-	o := ovstest.Start(t)
-	o.AddBridge("br-a")
-	c := Dial(o.MgmtSocket("br-a"), &nopHandler{connected: make(chan struct{}, 1)})
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	o, c, ctx := dialedBridge(t, 20*time.Second)
 	good := &of.Flow{Table: 3, Priority: 10, Goto: -1, Actions: []of.Action{of.Output(1)}}
 	bad := &of.Flow{Table: 3, Priority: 20, Goto: -1, Match: []of.Match{of.InPort(7)}, Actions: []of.Action{of.ToGroup(424242)}} // no such group
 	b := Batch{FlowAdds: []*of.Flow{good, bad}}
