@@ -14,6 +14,10 @@
 #    that runs on Debian 12's containerd.
 # Prints the directory holding kubelet, kube-controller-manager and
 # kube-scheduler.
+#
+# `hack/ensure-node.sh kube-proxy` builds upstream kube-proxy from the same
+# tree into the same directory instead (nothing installed with apt): the
+# benchmark that runs it beside switchyard (make bench) calls it so.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.4}
@@ -21,10 +25,15 @@ CACHE=${SWITCHYARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/switchyard}
 out="$CACHE/node-$K8S_VERSION"
 GO=${GO:-go}
 
+bins=("$@")
+[ ${#bins[@]} -gt 0 ] || bins=(kube-controller-manager kube-scheduler kubelet)
+node_set=0
+[ $# -gt 0 ] || node_set=1
+
 need=(containerd containerd-shim-runc-v2 ctr runc /usr/lib/cni/loopback)
 missing=()
 for b in "${need[@]}"; do command -v "$b" >/dev/null 2>&1 || [ -x "$b" ] || missing+=("$b"); done
-if [ ${#missing[@]} -gt 0 ]; then
+if [ $node_set -eq 1 ] && [ ${#missing[@]} -gt 0 ]; then
 	echo "ensure-node: installing containerd, runc and the CNI plugins (missing: ${missing[*]})" >&2
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "ensure-node: need root to install packages" >&2
@@ -62,7 +71,7 @@ build() { # build VERSION PACKAGE NAME
 				$GO mod edit -replace "$m=$m@$staging"
 			done
 			printf 'package main\n\nimport (\n' >main.go
-			for p in kubelet kube-controller-manager kube-scheduler; do
+			for p in kubelet kube-controller-manager kube-scheduler kube-proxy; do
 				printf '\t_ "k8s.io/kubernetes/cmd/%s/app"\n' "$p" >>main.go
 			done
 			printf ')\n\nfunc main() {}\n' >>main.go
@@ -75,13 +84,15 @@ build() { # build VERSION PACKAGE NAME
 	mv "$out/$name.tmp" "$out/$name"
 }
 
-if [ ! -x "$out/kubelet" ] || [ ! -x "$out/kube-controller-manager" ] || [ ! -x "$out/kube-scheduler" ]; then
+absent=()
+for b in "${bins[@]}"; do [ -x "$out/$b" ] || absent+=("$b"); done
+if [ ${#absent[@]} -gt 0 ]; then
 	mkdir -p "$out"
 	work=$(mktemp -d)
 	trap 'rm -rf "$work"' EXIT
 	export GOFLAGS=-mod=mod CGO_ENABLED=0 GOWORK=off
-	build "$K8S_VERSION" k8s.io/kubernetes/cmd/kube-controller-manager kube-controller-manager
-	build "$K8S_VERSION" k8s.io/kubernetes/cmd/kube-scheduler kube-scheduler
-	build "$K8S_VERSION" k8s.io/kubernetes/cmd/kubelet kubelet
+	for b in "${absent[@]}"; do
+		build "$K8S_VERSION" "k8s.io/kubernetes/cmd/$b" "$b"
+	done
 fi
 echo "$out"

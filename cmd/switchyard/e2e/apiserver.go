@@ -88,12 +88,12 @@ func kubeBinaries(t testing.TB) string {
 
 // cached returns what the environment variable names, else what the
 // script (which builds once into ~/.cache/switchyard) prints.
-func cached(t testing.TB, env, script string) string {
+func cached(t testing.TB, env, script string, args ...string) string {
 	t.Helper()
 	if v := os.Getenv(env); v != "" {
 		return v
 	}
-	out, err := exec.Command(filepath.Join(repoRoot, script)).Output()
+	out, err := exec.Command(filepath.Join(repoRoot, script), args...).Output()
 	if err != nil {
 		t.Fatalf("%s: %v", script, err)
 	}
