@@ -127,11 +127,11 @@ func (k *kubeProxy) prober(dst netip.AddrPort) prober {
 // besideKubeProxy runs kube-proxy beside switchyard on the same API
 // server and node, and reports, for both and as the ratio switchyard /
 // kube-proxy (lower is better for switchyard, as every unit here is
-// worse when higher): process start to the first sync (each while the other
-// idles); how long after the first write a burst of scaleChurn slice
-// changes was all programmed; RSS's highest sample while both follow the same changes
-// (scaleChurn slice changes at once, then scaleBesideMoves moves of the
-// probe Service's endpoint); write → a real connection reaching the new
+// worse when higher): process start to the first sync (each while the
+// other idles); how long after the first write a burst of scaleChurn
+// slice changes was all programmed; RSS's highest sample while both follow
+// the same changes (the burst, then scaleBesideMoves moves of the probe
+// Service's endpoint); write → a real connection reaching the new
 // endpoint through each one's dataplane, probed at once after each
 // write; and the bucket holding the 50th and 99th percentile of
 // kubeproxy_network_programming_duration_seconds over those changes
@@ -181,13 +181,23 @@ func besideKubeProxy(b *testing.B, s *scaleRun, switchyardFirstSync time.Duratio
 	}
 	kp.proc.stop()
 
+	reportBeside(b, took, s.changes.missed, before, after)
+	b.ReportMetric(maxSY, "beside-switchyard-rss-max-MiB")
+	b.ReportMetric(maxKP, "beside-kube-proxy-rss-max-MiB")
+	b.ReportMetric(maxSY/maxKP, "sy/kp-rss-max")
+}
+
+// reportBeside reports each proxy's write → traffic, syncs and network
+// programming over the phase (before and after: the network programming
+// and the sync duration histograms), and the ratio of the p99s.
+func reportBeside(b *testing.B, took map[string][]time.Duration, missed map[string]int, before, after map[string][2]histogram) {
 	p99 := map[string]float64{}
 	for name, d := range took {
 		p50, p := percentiles(d)
 		p99[name] = p
 		b.ReportMetric(p50, "beside-"+name+"-write-to-traffic-p50-ms")
 		b.ReportMetric(p, "beside-"+name+"-write-to-traffic-p99-ms")
-		b.ReportMetric(float64(s.changes.missed[name]), "beside-"+name+"-probes-unanswered")
+		b.ReportMetric(float64(missed[name]), "beside-"+name+"-probes-unanswered")
 		syncs := after[name][1].minus(before[name][1])
 		if syncs.count > 0 {
 			b.ReportMetric(syncs.count, "beside-"+name+"-syncs")
@@ -203,9 +213,6 @@ func besideKubeProxy(b *testing.B, s *scaleRun, switchyardFirstSync time.Duratio
 		b.ReportMetric(h.quantileBound(0.99)*1000, "beside-"+name+"-netprog-p99-le-ms")
 	}
 	b.ReportMetric(p99["switchyard"]/p99["kube-proxy"], "sy/kp-write-to-traffic-p99")
-	b.ReportMetric(maxSY, "beside-switchyard-rss-max-MiB")
-	b.ReportMetric(maxKP, "beside-kube-proxy-rss-max-MiB")
-	b.ReportMetric(maxSY/maxKP, "sy/kp-rss-max")
 }
 
 // pendingMetric is each proxy's gauge of changes not yet programmed.
