@@ -90,6 +90,7 @@ type table struct {
 	title, about string
 	key          func(n int) string // benchmark key for a size
 	rows         []row
+	sizes        []int // the sizes it has columns for (nil: 1k and 10k)
 }
 
 func fmtv(v float64) string {
@@ -110,24 +111,54 @@ func (t table) write(w io.Writer, rs results) {
 	if t.about != "" {
 		fmt.Fprintf(w, "%s\n\n", t.about)
 	}
-	fmt.Fprintf(w, "| | 1k Services / 10k endpoints | 10k Services / 100k endpoints | 10k ÷ 1k |\n|---|---|---|---|\n")
-	small, big := rs[t.key(1000)], rs[t.key(10000)]
+	sizes := t.sizes
+	if sizes == nil {
+		sizes = []int{1000, 10000}
+	}
+	head, rule := "| |", "|---|"
+	for _, n := range sizes {
+		head += fmt.Sprintf(" %s Services / %s endpoints |", kilo(n), kilo(n*10))
+		rule += "---|"
+	}
+	for i := 1; i < len(sizes); i++ {
+		head += fmt.Sprintf(" %s ÷ %s |", kilo(sizes[i]), kilo(sizes[i-1]))
+		rule += "---|"
+	}
+	fmt.Fprintf(w, "%s\n%s\n", head, rule)
 	for _, r := range t.rows {
-		a, okA := small[r.unit]
-		b, okB := big[r.unit]
-		cell := func(v float64, ok bool) string {
+		line := "| " + r.label + " |"
+		var vals []float64
+		var oks []bool
+		for _, n := range sizes {
+			v, ok := rs[t.key(n)][r.unit]
+			vals, oks = append(vals, v), append(oks, ok)
 			if !ok {
-				return "not run"
+				line += " not run |"
+				continue
 			}
-			return fmtv(v * r.scale)
+			line += " " + fmtv(v*r.scale) + " |"
 		}
-		growth := ""
-		if okA && okB && a != 0 {
-			growth = fmt.Sprintf("%.1f×", b/a)
+		for i := 1; i < len(sizes); i++ {
+			growth := ""
+			if oks[i-1] && oks[i] && vals[i-1] != 0 {
+				growth = fmt.Sprintf("%.1f×", vals[i]/vals[i-1])
+			}
+			line += " " + growth + " |"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.label, cell(a, okA), cell(b, okB), growth)
+		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintln(w)
+}
+
+// kilo writes a size as the tables name it: 1k, 10k, 100k, 1M.
+func kilo(n int) string {
+	if n >= 1_000_000 && n%1_000_000 == 0 {
+		return fmt.Sprintf("%dM", n/1_000_000)
+	}
+	if n >= 1000 && n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
 }
 
 func machine() string {
@@ -200,7 +231,7 @@ func write(w io.Writer, rep report, apiserver string) {
 	writeLarge(w, rs)
 	writeHNSChanges(w, rs)
 	writeSizing(w, rs)
-	ts := append(mainTargets(rep), largeTargets(rs)...)
+	ts := append(append(mainTargets(rep), apiScaleTargets(rs)...), largeTargets(rs)...)
 	fmt.Fprint(w, "## Targets\n\n| target | measured | |\n|---|---|---|\n")
 	for _, t := range ts {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", t.what, t.measured, t.verdict)
@@ -214,10 +245,10 @@ func resultTables(rs map[string]result, apiserver string) []table {
 	return []table{
 		{"Core (`core/tracker`)", "Every object handed to a new tracker and the whole graph built; then one endpoint flipping readiness (delta + commit).",
 			func(n int) string { return size("tracker:BenchmarkFullBuild", n) },
-			[]row{{"full build, ms", "ns/op", 1e-6}, {"allocated per build, MiB", "B/op", 1.0 / (1 << 20)}, {"Go heap after the build (objects + graph), MiB", "heap-MiB", 1}, {"benchmark process RSS, MiB", "rss-MiB", 1}}},
+			[]row{{"full build, ms", "ns/op", 1e-6}, {"allocated per build, MiB", "B/op", 1.0 / (1 << 20)}, {"Go heap after the build (objects + graph), MiB", "heap-MiB", 1}, {"benchmark process RSS, MiB", "rss-MiB", 1}}, nil},
 		{"Core: one endpoint change", "",
 			func(n int) string { return size("tracker:BenchmarkOneEndpointChange", n) },
-			[]row{{"delta + commit, µs", "ns/op", 1e-3}, {"allocated, KiB", "B/op", 1.0 / 1024}, {"allocations", "allocs/op", 1}}},
+			[]row{{"delta + commit, µs", "ns/op", 1e-3}, {"allocated, KiB", "B/op", 1.0 / 1024}, {"allocations", "allocs/op", 1}}, nil},
 		{"OVS driver on a real OVS (userspace datapath)", "Cold full sync until OVS confirmed the bundle and the datapath followed it (settle: a revalidator round, or a purge after a bundle of more than 1 024 messages); then 200 single endpoint changes back to back, each until OVS confirmed its bundle (in OVS) and a revalidator round that began after it had ended (settle; OVS starts rounds at least 5 ms apart).",
 			func(n int) string { return size("ovs:BenchmarkRealOVS", n) },
 			[]row{{"cold full sync, s", "cold-sync-s", 1}, {"  of which building the bundle until OVS confirmed it, s", "cold-in-ovs-s", 1}, {"  of which the settle (purge), s", "cold-settle-s", 1}, {"flows in OVS", "flows-in-ovs", 1},
@@ -226,25 +257,26 @@ func resultTables(rs map[string]result, apiserver string) []table {
 				{"whole Apply, p50 ms", "apply-p50-ms", 1}, {"whole Apply, p99 ms", "apply-p99-ms", 1},
 				{"flow-mods per change", "flow-mods/change", 1}, {"group-mods per change", "group-mods/change", 1},
 				{"periodic full resync with nothing changed, ms", "resync-ms", 1}, {"flow- and group-mods in that resync", "resync-flow-mods", 1},
-				{"ovs-vswitchd CPU during the cold sync, s", "cold-vswitchd-cpu-s", 1}, {"driver CPU during the cold sync (GC included), s", "cold-driver-cpu-s", 1}}},
+				{"ovs-vswitchd CPU during the cold sync, s", "cold-vswitchd-cpu-s", 1}, {"driver CPU during the cold sync (GC included), s", "cold-driver-cpu-s", 1}}, nil},
 		{"File source: parsing the cluster file", "The synthetic cluster written as YAML documents (" + fmtvOr(rs["file:BenchmarkParse/services=10000"], "file-MB") + " MB at 10k), parsed and decoded (`core/source/file`, on every core).",
 			func(n int) string { return fmt.Sprintf("file:BenchmarkParse/services=%d", n) },
-			[]row{{"parse, s", "ns/op", 1e-9}, {"allocated, MiB", "B/op", 1.0 / (1 << 20)}}},
+			[]row{{"parse, s", "ns/op", 1e-9}, {"allocated, MiB", "B/op", 1.0 / (1 << 20)}}, nil},
 		{"The switchyard process (file source, ovs driver, real OVS)", "The binary started with the synthetic cluster as `--file`; RSS and heap read 2 s after its first sync (the live heap after a forced GC).",
 			func(n int) string { return size("e2e:BenchmarkSwitchyardProcess", n) },
-			[]row{{"start to first sync done, s", "start-to-synced-s", 1}, {"RSS, MiB", "rss-MiB", 1}, {"Go heap, MiB", "heap-MiB", 1}, {"live Go heap, MiB", "live-heap-MiB", 1}}},
+			[]row{{"start to first sync done, s", "start-to-synced-s", 1}, {"RSS, MiB", "rss-MiB", 1}, {"Go heap, MiB", "heap-MiB", 1}, {"live Go heap, MiB", "live-heap-MiB", 1}}, nil},
 		{"The switchyard process with the cluster file as JSON", "The same, the file holding the same objects as JSON documents (what `kubectl get -o json` prints is JSON too): decoded without YAML.",
 			func(n int) string { return size("e2e:BenchmarkSwitchyardProcessJSON", n) },
-			[]row{{"start to first sync done, s", "start-to-synced-s", 1}, {"RSS, MiB", "rss-MiB", 1}, {"live Go heap, MiB", "live-heap-MiB", 1}}},
-		{"Through a real kube-apiserver", "The switchyard binary with `--kubeconfig` against " + apiserver + " holding the synthetic Services written as a cluster holds them (selectors, endpoints' target references, owner references, managed fields), a real OVS, `--sync-period=10s`. RSS sampled every second over ≥ 3 periodic full resyncs, 1 000 EndpointSlice changes and the probes (the highest sample is the figure). Write → traffic: from an EndpointSlice update until the earliest connection that reached the new endpoint was started (connections overlap, one started every 2 ms, each ~10 ms itself), 300 changes with `--min-sync-period=0`, 30 with the default 1 s; the periodic resync's read-back is the audit's, off the change path (docs/scale.md). Restart: the process stopped and started again; OVS's flow count sampled every 100 ms until 1 s after the new process's first sync.",
+			[]row{{"start to first sync done, s", "start-to-synced-s", 1}, {"RSS, MiB", "rss-MiB", 1}, {"live Go heap, MiB", "live-heap-MiB", 1}}, nil},
+		{"Through a real kube-apiserver", "The switchyard binary with `--kubeconfig` against " + apiserver + " (emulating 1.33, its ClusterIPs from the bitmap allocator: v1.36's IPAddress allocator makes writing n Services O(n²); docs/scale.md) holding the synthetic Services written as a cluster holds them (selectors, endpoints' target references, owner references, managed fields), a real OVS, `--sync-period=10s`. RSS sampled every second over ≥ 3 periodic full resyncs, 1 000 EndpointSlice changes and the probes (the highest sample is the figure). Write → traffic: from an EndpointSlice update until the earliest connection that reached the new endpoint was started (connections overlap, one started every 2 ms, each ~10 ms itself), 300 changes with `--min-sync-period=0`, 30 with the default 1 s; the periodic resync's read-back is the audit's, off the change path (docs/scale.md). Restart: the process stopped and started again; OVS's flow count sampled every 100 ms until 1 s after the new process's first sync.",
 			func(n int) string { return size("e2e:BenchmarkAPIServerAtScale", n) },
 			[]row{{"start to first sync done, s", "start-to-synced-s", 1}, {"flows in OVS", "flows-in-ovs", 1},
 				{"RSS, highest sample, MiB", "rss-max-MiB", 1}, {"RSS, last sample, MiB", "rss-last-MiB", 1}, {"Go heap at the end, MiB", "heap-MiB", 1},
 				{"write → traffic, min-sync-period 0, p50 ms", "write-to-traffic-p50-ms", 1}, {"write → traffic, min-sync-period 0, p99 ms", "write-to-traffic-p99-ms", 1},
 				{"write → traffic, min-sync-period 1 s, p50 ms", "write-to-traffic-default-p50-ms", 1}, {"write → traffic, min-sync-period 1 s, p99 ms", "write-to-traffic-default-p99-ms", 1},
 				{"restart: stop to the new process's first sync, s", "restart-to-synced-s", 1},
-				{"restart: most flows missing from OVS at any sample", "restart-flows-missing-max", 1}, {"restart: flows the new process re-added", "restart-flows-readded", 1}}},
-		{"Beside upstream kube-proxy v1.36 (nftables mode), in the same run", "Upstream kube-proxy built from the Go module proxy (hack/ensure-node.sh kube-proxy), started after switchyard's first sync against the same API server, for the same node, in a network namespace of its own, with `syncPeriod: 10s` and `minSyncPeriod: 1ms` (its configuration file takes 0 as unset, 1 s). First sync: process start to kubeproxy_sync_proxy_rules_last_timestamp_seconds set, each while the other idled. Burst: 1 000 EndpointSlice changes written at once, until each proxy had observed them all in network_programming_duration_seconds with nothing pending. Then 30 moves of the probe Service's endpoint; after each, a real connection started every 2 ms through each one's dataplane at once (kube-proxy's: output DNAT in its namespace). network_programming_duration_seconds is each one's own histogram over the burst and the moves, read as the bucket holding the percentile (kube-proxy's finest bucket is 250 ms, so its figure is a bound). Ratios are switchyard ÷ kube-proxy: below 1 switchyard is faster or smaller.",
+				{"restart: most flows missing from OVS at any sample", "restart-flows-missing-max", 1}, {"restart: flows the new process re-added", "restart-flows-readded", 1}},
+			apiScaleSizes},
+		{"Beside upstream kube-proxy v1.36 (nftables mode), in the same run", "Upstream kube-proxy built from the Go module proxy (hack/ensure-node.sh kube-proxy), started after switchyard's first sync against the same API server, for the same node, in a network namespace of its own, with `syncPeriod: 10s` and `minSyncPeriod: 1ms` (its configuration file takes 0 as unset, 1 s). First sync: process start to kubeproxy_sync_proxy_rules_last_timestamp_seconds set, each while the other idled. Burst: 1 000 EndpointSlice changes written at once, until each proxy had observed them all in network_programming_duration_seconds with nothing pending. Then moves of the probe Service's endpoint (30 at 10k and below, 10 at 30k, where each waits for kube-proxy's full syncs: its p99 there is the highest of 10); after each, a real connection started every 2 ms through each one's dataplane at once (kube-proxy's: output DNAT in its namespace). network_programming_duration_seconds is each one's own histogram over the burst and the moves, read as the bucket holding the percentile (kube-proxy's finest bucket is 250 ms, so its figure is a bound). Ratios are switchyard ÷ kube-proxy: below 1 switchyard is faster or smaller.",
 			func(n int) string { return size("e2e:BenchmarkAPIServerAtScale", n) },
 			[]row{{"switchyard: start to first sync done, s", "start-to-synced-s", 1}, {"kube-proxy: start to first sync done, s", "kube-proxy-start-to-synced-s", 1}, {"first sync, switchyard ÷ kube-proxy", "sy/kp-start-to-synced", 1},
 				{"switchyard: burst of 1 000 changes programmed, s", "beside-switchyard-burst-programmed-s", 1}, {"kube-proxy: burst of 1 000 changes programmed, s", "beside-kube-proxy-burst-programmed-s", 1},
@@ -254,10 +286,11 @@ func resultTables(rs map[string]result, apiserver string) []table {
 				{"switchyard: network programming p50 ≤ ms", "beside-switchyard-netprog-p50-le-ms", 1}, {"switchyard: network programming p99 ≤ ms", "beside-switchyard-netprog-p99-le-ms", 1},
 				{"kube-proxy: network programming p50 ≤ ms", "beside-kube-proxy-netprog-p50-le-ms", 1}, {"kube-proxy: network programming p99 ≤ ms", "beside-kube-proxy-netprog-p99-le-ms", 1},
 				{"switchyard: syncs, mean ms", "beside-switchyard-sync-mean-ms", 1}, {"kube-proxy: syncs, mean ms", "beside-kube-proxy-sync-mean-ms", 1},
-				{"switchyard: RSS, highest sample, MiB", "beside-switchyard-rss-max-MiB", 1}, {"kube-proxy: RSS, highest sample, MiB", "beside-kube-proxy-rss-max-MiB", 1}, {"RSS, switchyard ÷ kube-proxy", "sy/kp-rss-max", 1}}},
+				{"switchyard: RSS, highest sample, MiB", "beside-switchyard-rss-max-MiB", 1}, {"kube-proxy: RSS, highest sample, MiB", "beside-kube-proxy-rss-max-MiB", 1}, {"RSS, switchyard ÷ kube-proxy", "sy/kp-rss-max", 1}},
+			besideSizes},
 		{"HNS driver against the simulator (Windows Server 2025)", "Not Windows: the driver's own work and its HNS calls, against the in-memory simulator.",
 			func(n int) string { return fmt.Sprintf("hns:BenchmarkFullSync/windows=26100/services=%d", n) },
-			[]row{{"cold sync, ms", "cold-sync-ms", 1}, {"HNS calls in the cold sync", "cold-hns-calls", 1}, {"resync with nothing changed, ms", "resync-ms", 1}, {"changing HNS calls in that resync", "resync-changing-calls", 1}}},
+			[]row{{"cold sync, ms", "cold-sync-ms", 1}, {"HNS calls in the cold sync", "cold-hns-calls", 1}, {"resync with nothing changed, ms", "resync-ms", 1}, {"changing HNS calls in that resync", "resync-changing-calls", 1}}, nil},
 	}
 }
 

@@ -108,9 +108,10 @@ func (k *kubeProxy) metrics() (string, error) {
 	return string(body), err
 }
 
-// prober connects from kube-proxy's namespace to dst.
-func (k *kubeProxy) prober(dst netip.AddrPort) prober {
-	return prober{name: "kube-proxy", bound: time.Minute, probe: func() conformance.Answer {
+// prober connects from kube-proxy's namespace to dst; traffic may take
+// bound to follow a change.
+func (k *kubeProxy) prober(dst netip.AddrPort, bound time.Duration) prober {
+	return prober{name: "kube-proxy", bound: bound, probe: func() conformance.Answer {
 		id, err := ovstest.ProbeTCP(k.ns, netip.Addr{}, dst, 200*time.Millisecond)
 		switch {
 		case err == nil:
@@ -130,7 +131,7 @@ func (k *kubeProxy) prober(dst netip.AddrPort) prober {
 // worse when higher): process start to the first sync (each while the
 // other idles); how long after the first write a burst of scaleChurn
 // slice changes was all programmed; RSS's highest sample while both follow
-// the same changes (the burst, then scaleBesideMoves moves of the probe
+// the same changes (the burst, then besideMoves(n) moves of the probe
 // Service's endpoint); write → a real connection reaching the new
 // endpoint through each one's dataplane, probed at once after each
 // write; and the bucket holding the 50th and 99th percentile of
@@ -139,9 +140,12 @@ func (k *kubeProxy) prober(dst netip.AddrPort) prober {
 func besideKubeProxy(b *testing.B, s *scaleRun, switchyardFirstSync time.Duration) {
 	// 1 ms: kube-proxy's configuration takes 0 as unset (1 s).
 	kp := startKubeProxy(b, s.cluster, s.world.Node1, scaleSyncPeriod, time.Millisecond)
-	synced := waitSynced(b, "kube-proxy", kp.proc.exited, kp.metrics)
+	bound := scaleBound(s.n)
+	synced := waitSynced(b, "kube-proxy", bound, kp.proc.exited, kp.metrics)
 	kpFirstSync := synced.Sub(kp.began)
-	viaKubeProxy := kp.prober(s.vip)
+	// A move waits for at most two of kube-proxy's full syncs (~14 s each
+	// at 10k here): a minute a 10k Services.
+	viaKubeProxy := kp.prober(s.vip, max(time.Minute, time.Duration(s.n/10000)*time.Minute))
 	if err := waitFor(2*time.Minute, func() error {
 		if a := viaKubeProxy.probe(); a.Outcome != conformance.Answered || a.Identity != s.changes.current() {
 			return fmt.Errorf("kube-proxy: probe Service answered %+v, want %s", a, s.changes.current())
@@ -164,16 +168,16 @@ func besideKubeProxy(b *testing.B, s *scaleRun, switchyardFirstSync time.Duratio
 	burst := map[string]chan time.Duration{}
 	for name, scrape := range scrapes { // both at once: each its own time
 		burst[name] = make(chan time.Duration, 1)
-		go func() { burst[name] <- programmed(name, scrape, before[name][0].count+scaleChurn, churned) }()
+		go func() { burst[name] <- programmed(name, scrape, before[name][0].count+scaleChurn, churned, bound) }()
 	}
 	for name, done := range burst {
 		d := <-done
 		if d < 0 {
-			b.Fatalf("%s: the burst of %d changes not programmed within 5 minutes", name, scaleChurn)
+			b.Fatalf("%s: the burst of %d changes not programmed within %v", name, scaleChurn, bound)
 		}
 		b.ReportMetric(d.Seconds(), "beside-"+name+"-burst-programmed-s")
 	}
-	took := s.changes.follow(b, scaleBesideMoves, s.viaSwitchyard, viaKubeProxy)
+	took := s.changes.follow(b, besideMoves(s.n), s.viaSwitchyard, viaKubeProxy)
 	maxSY, maxKP := slices.Max(rssSY.stop()), slices.Max(rssKP.stop())
 	after := map[string][2]histogram{}
 	for name, scrape := range scrapes {
@@ -205,7 +209,7 @@ func reportBeside(b *testing.B, took map[string][]time.Duration, missed map[stri
 		}
 		h := after[name][0].minus(before[name][0])
 		if h.count == 0 {
-			b.Errorf("%s observed no network programming latency over %d changes", name, scaleChurn+scaleBesideMoves)
+			b.Errorf("%s observed no network programming latency over %d changes", name, scaleChurn+len(d))
 			continue
 		}
 		b.ReportMetric(h.count, "beside-"+name+"-netprog-observed")
@@ -213,6 +217,13 @@ func reportBeside(b *testing.B, took map[string][]time.Duration, missed map[stri
 		b.ReportMetric(h.quantileBound(0.99)*1000, "beside-"+name+"-netprog-p99-le-ms")
 	}
 	b.ReportMetric(p99["switchyard"]/p99["kube-proxy"], "sy/kp-write-to-traffic-p99")
+}
+
+// besideMoves is how many endpoint moves are followed beside kube-proxy
+// at n Services: scaleBesideMovesAt10k at 10k and below, fewer above (each
+// waits for kube-proxy's full syncs, which grow with n), at least 10.
+func besideMoves(n int) int {
+	return max(10, scaleBesideMovesAt10k*10000/max(n, 10000))
 }
 
 // pendingMetric is each proxy's gauge of changes not yet programmed.
@@ -223,9 +234,9 @@ var pendingMetric = map[string]string{
 
 // programmed waits until a proxy has observed at least observed network
 // programming latencies in all and has nothing pending, and returns how
-// long after since that was (-1: not within 5 minutes).
-func programmed(name string, scrape func() (string, error), observed float64, since time.Time) time.Duration {
-	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+// long after since that was (-1: not within bound).
+func programmed(name string, scrape func() (string, error), observed float64, since time.Time, bound time.Duration) time.Duration {
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		body, err := scrape()
 		if err != nil || metric(body, pendingMetric[name]) != 0 {
 			continue
