@@ -141,7 +141,7 @@ func besideKubeProxy(b *testing.B, s *scaleRun, switchyardFirstSync time.Duratio
 	// 1 ms: kube-proxy's configuration takes 0 as unset (1 s).
 	kp := startKubeProxy(b, s.cluster, s.world.Node1, scaleSyncPeriod, time.Millisecond)
 	bound := scaleBound(s.n)
-	synced := waitSynced(b, "kube-proxy", bound, kp.proc.exited, kp.metrics)
+	synced := waitSynced(b, "kube-proxy", lastSync+`{ip_family="IPv4"}`, bound, kp.proc.exited, kp.metrics)
 	kpFirstSync := synced.Sub(kp.began)
 	// A move waits for at most two of kube-proxy's full syncs (~14 s each
 	// at 10k here): a minute a 10k Services.
