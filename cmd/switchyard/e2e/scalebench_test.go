@@ -229,8 +229,8 @@ func (s *scaleRun) restart(b *testing.B) {
 // waitSynced waits up to bound until a proxy has finished its first full
 // sync: series (a line of /metrics: lastSync, or one of its series) set.
 // kube-proxy has a series per IP family, each made when that family's
-// proxier first syncs: here the IPv6 one, with nothing to program,
-// minutes before the IPv4 one at 30k.
+// proxier first syncs; the synthetic cluster is IPv4, so its IPv4 one
+// counts (the IPv6 one, with nothing to program, may be set first).
 func waitSynced(b *testing.B, name, series string, bound time.Duration, exited func() bool, scrape func() (string, error)) time.Time {
 	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if exited() {
