@@ -77,7 +77,8 @@ const (
 
 // scaleBound is how long a whole step may take at n Services (a first
 // sync, a burst of changes programmed): 5 minutes a 5 000 Services, at
-// least 5 minutes. kube-proxy's full sync grows faster than linearly.
+// least 5 minutes (kube-proxy's first sync took 130 s at 10k and 332 s
+// at 30k here).
 func scaleBound(n int) time.Duration {
 	return max(5*time.Minute, time.Duration(n/5000)*5*time.Minute)
 }
