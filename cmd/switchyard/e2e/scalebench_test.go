@@ -61,10 +61,12 @@ func BenchmarkAPIServerAtScale(b *testing.B) {
 }
 
 const (
-	// scaleNodePortRange is the API server's node-port range here: the
+	// scaleNodePorts is the API server's node-port range here: the
 	// default one holds 2 768, and 40% of the synthetic Services need one
 	// (a node port, or a health check node port as well): 40 000 at 100k.
-	scaleNodePortRange = "--nodeport-range=20000-65535"
+	// scaleNodePortRange is switchyard's flag for it.
+	scaleNodePorts     = "20000-65535"
+	scaleNodePortRange = "--nodeport-range=" + scaleNodePorts
 	scaleSyncPeriod    = 10 * time.Second
 	scaleChurn         = 1000
 	scaleProbes        = 300
@@ -84,7 +86,7 @@ func scaleBound(n int) time.Duration {
 }
 
 // scaleAPIServerArgs are the API server's flags at n Services:
-//   - node ports from scaleNodePortRange;
+//   - node ports from scaleNodePorts;
 //   - ClusterIPs from the bitmap allocator, not v1.36's IPAddress
 //     allocator (emulating 1.33 with MultiCIDRServiceAllocator off): that
 //     one lists every IPAddress twice per allocation, for its metrics, so
@@ -95,7 +97,7 @@ func scaleBound(n int) time.Duration {
 //     compacted every minute: each allocation rewrites the 16 KiB bitmap,
 //     whose old revisions would otherwise fill etcd's 2 GiB in 5 minutes.
 func scaleAPIServerArgs(n int) []string {
-	args := []string{"--service-node-port-range=" + strings.TrimPrefix(scaleNodePortRange, "--nodeport-range="),
+	args := []string{"--service-node-port-range=" + scaleNodePorts,
 		"--emulated-version=1.33", "--feature-gates=MultiCIDRServiceAllocator=false"}
 	if n > 60000 {
 		args = append(args, "--service-cluster-ip-range=10.96.0.0/15", "--etcd-compaction-interval=1m")
