@@ -247,6 +247,9 @@ func (p *ProbeSpec) check() error {
 	if p.Count < 0 || p.Count > 200 {
 		return fmt.Errorf("count %d: want 1..200", p.Count)
 	}
+	if err := p.checkChance(); err != nil {
+		return err
+	}
 	if p.Interval != "" {
 		if p.interval, err = time.ParseDuration(p.Interval); err != nil || p.interval <= 0 {
 			return fmt.Errorf("interval %q: want a positive duration", p.Interval)

@@ -43,6 +43,8 @@ func TestBadCasesAreRefusedClearly(t *testing.T) {
 		{"bad destination", "cases:\n- name: a\n  about: b\n  steps:\n  - apply:" + svc + "\n    probes: [{from: c, to: 'node:0', expect: {outcome: rejected}}]", "bad port"},
 		{"both expectations", "cases:\n- name: a\n  about: b\n  steps:\n  - apply:" + svc + "\n    probes: [{from: c, to: '10.96.0.1:80', expect: {outcome: rejected, reaches: [p1]}}]", "either reaches or outcome"},
 		{"unknown backend", "cases:\n- name: a\n  about: b\n  steps:\n  - apply:" + svc + "\n    probes: [{from: c, to: '10.96.0.1:80', expect: {reaches: [c]}}]", "not a member of the world that serves"},
+		{"too few connections for all", "cases:\n- name: a\n  about: b\n  steps:\n  - apply:" + svc + "\n    probes: [{from: c, to: '10.96.0.1:80', count: 10, expect: {reaches: [p1, p2], all: true}}]", "make at least 15 connections"},
+		{"too few connections for distinct", "cases:\n- name: a\n  about: b\n  steps:\n  - apply:" + svc + "\n    probes: [{from: c, to: '10.96.0.1:80', count: 8, expect: {reaches: [p1, p2, p3], distinct: 2}}]", "make at least 10 connections"},
 		{"bad delete", "cases:\n- name: a\n  about: b\n  steps:\n  - delete: [Pod x/y]\n    probes: [{from: c, to: '10.96.0.1:80', expect: {outcome: rejected}}]", "want \"Service ns/name\""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

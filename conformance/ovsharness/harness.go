@@ -254,7 +254,7 @@ func (w *World) Probe(p conformance.Probe) conformance.Answer {
 	case errors.Is(err, ovstest.ErrRefused):
 		return conformance.Answer{Outcome: conformance.Rejected, Detail: err.Error()}
 	case errors.Is(err, ovstest.ErrTimeout):
-		return conformance.Answer{Outcome: conformance.Dropped, Detail: fmt.Sprintf("nothing within %v", w.Timeout)}
+		return conformance.Answer{Outcome: conformance.Dropped, Detail: fmt.Sprintf("nothing within %v: %v", w.Timeout, err)}
 	case errors.Is(err, ovstest.ErrUnreachable):
 		return conformance.Answer{Outcome: conformance.Unreachable, Detail: err.Error()}
 	}

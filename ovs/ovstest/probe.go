@@ -106,7 +106,7 @@ func classify(err error) error {
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return fmt.Errorf("%w: %v", ErrUnreachable, err)
 	case errors.As(err, &ne) && ne.Timeout():
-		return ErrTimeout
+		return fmt.Errorf("%w: %v", ErrTimeout, err) // says whether the connect or the reply timed out
 	}
 	return err
 }
