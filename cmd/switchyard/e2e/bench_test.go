@@ -135,3 +135,25 @@ func saveProfile(b *testing.B, p *ovstest.Process, path string) {
 		b.Fatal(err)
 	}
 }
+
+// profileCPU starts a CPU profile of the proxy over the next d (it
+// retries while the process has not opened its metrics port yet); wait
+// stores it at path. For where a first sync's time goes
+// (SWITCHYARD_BENCH_PROFILES=dir).
+func profileCPU(p *ovstest.Process, d time.Duration, path string) (wait func(testing.TB)) {
+	done := make(chan error, 1)
+	go func() {
+		q := fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(d.Seconds()))
+		var prof []byte
+		err := waitFor(10*time.Second, func() (err error) { prof, err = p.Fetch(ovstest.MetricsPort, q); return err })
+		if err == nil {
+			err = os.WriteFile(path, prof, 0o644)
+		}
+		done <- err
+	}()
+	return func(t testing.TB) {
+		if err := <-done; err != nil {
+			t.Fatalf("CPU profile of the first sync: %v", err)
+		}
+	}
+}

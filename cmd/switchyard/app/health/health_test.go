@@ -153,6 +153,32 @@ func TestServiceHealthRetriesATakenPort(t *testing.T) {
 	}
 }
 
+func TestRetriedPortFailuresAreLoggedOnce(t *testing.T) {
+	a, b := serviceKey{"ns", "a"}, serviceKey{"ns", "b"}
+	inUse, denied := errors.New("bind: address already in use"), errors.New("bind: permission denied")
+	for _, tc := range []struct {
+		name     string
+		prev     failure
+		had      bool
+		svc      serviceKey
+		err      error
+		want     failure
+		wantLoud bool
+	}{
+		{"first failure", failure{}, false, a, inUse, failure{a, inUse, 1}, true},
+		{"the same error again", failure{a, inUse, 3}, true, a, inUse, failure{a, inUse, 4}, false},
+		{"another error", failure{a, inUse, 3}, true, a, denied, failure{a, denied, 4}, true},
+		{"the port now another Service's", failure{a, inUse, 3}, true, b, inUse, failure{b, inUse, 1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, loud := retried(tc.prev, tc.had, tc.svc, tc.err)
+			if got != tc.want || loud != tc.wantLoud {
+				t.Fatalf("retried = %+v, loud %v; want %+v, loud %v", got, loud, tc.want, tc.wantLoud)
+			}
+		})
+	}
+}
+
 func TestServiceHealthReportsUnhealthyProxy(t *testing.T) {
 	port := freePort(t)
 	s := &Services{BindIP: "127.0.0.1", ProxyHealthy: func() bool { return false }}

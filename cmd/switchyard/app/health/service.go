@@ -39,8 +39,21 @@ type Services struct {
 type serviceKey struct{ namespace, name string }
 
 type failure struct {
-	svc serviceKey
-	err error
+	svc   serviceKey
+	err   error
+	tries int // failed attempts in a row
+}
+
+// retried is the failure after another failed attempt to open a port
+// (had: it failed before, as prev). loud says whether to log it as an
+// error: the first time, or when the error changed. Every update retries
+// (a port held by another program is freed some time), so logging each
+// retry would write a line per port per sync for as long as it is held.
+func retried(prev failure, had bool, svc serviceKey, err error) (f failure, loud bool) {
+	if !had || prev.svc != svc {
+		return failure{svc: svc, err: err, tries: 1}, true
+	}
+	return failure{svc: svc, err: err, tries: prev.tries + 1}, prev.err.Error() != err.Error()
 }
 
 type portState struct {
@@ -138,8 +151,10 @@ func (s *Services) unset(n graph.ServicePortName) {
 
 // reconcile opens, updates and closes servers for the touched services.
 func (s *Services) reconcile(touched map[serviceKey]bool) {
+	before := map[uint16]failure{}
 	for port, f := range s.failures {
 		if touched[f.svc] {
+			before[port] = f
 			delete(s.failures, port) // recorded again below if it still fails
 		}
 	}
@@ -167,11 +182,20 @@ func (s *Services) reconcile(touched map[serviceKey]bool) {
 			srv.count = w.count
 			continue
 		}
+		prev, had := before[port]
 		srv, err := s.open(port, w.svc)
 		if err != nil {
-			klog.ErrorS(err, "Cannot open health check node port; will retry", "service", w.svc.namespace+"/"+w.svc.name, "port", port)
-			s.failures[port] = failure{svc: w.svc, err: err}
+			f, loud := retried(prev, had, w.svc, err)
+			if loud {
+				klog.ErrorS(err, "Cannot open health check node port; retried at every update, logged again if the error changes", "service", w.svc.namespace+"/"+w.svc.name, "port", port)
+			} else {
+				klog.V(4).InfoS("Health check node port still cannot be opened", "service", w.svc.namespace+"/"+w.svc.name, "port", port, "tries", f.tries, "err", err.Error())
+			}
+			s.failures[port] = f
 			continue
+		}
+		if had {
+			klog.InfoS("Opened health check node port", "service", w.svc.namespace+"/"+w.svc.name, "port", port, "failedTries", prev.tries)
 		}
 		srv.count = w.count
 		s.servers[port] = srv
