@@ -201,6 +201,15 @@ func main() {
 // target is one line of the targets table.
 type target struct{ what, measured, verdict string }
 
+// shown is the measured text as printed: "not run" alone when a result
+// it reads is missing (not "not run s" or "not run MiB highest of …").
+func (t target) shown() string {
+	if t.verdict == "not run" {
+		return "not run"
+	}
+	return t.measured
+}
+
 // fmtvOr formats a unit of a result, or says it did not run.
 func fmtvOr(r result, unit string) string {
 	v, ok := r[unit]
@@ -234,7 +243,7 @@ func write(w io.Writer, rep report, apiserver string) {
 	ts := append(append(mainTargets(rep), apiScaleTargets(rs)...), largeTargets(rs)...)
 	fmt.Fprint(w, "## Targets\n\n| target | measured | |\n|---|---|---|\n")
 	for _, t := range ts {
-		fmt.Fprintf(w, "| %s | %s | %s |\n", t.what, t.measured, t.verdict)
+		fmt.Fprintf(w, "| %s | %s | %s |\n", t.what, t.shown(), t.verdict)
 	}
 	fmt.Fprintln(w)
 	writeRaw(w, rep)

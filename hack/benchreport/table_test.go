@@ -29,3 +29,15 @@ func TestTableColumnsPerSize(t *testing.T) {
 		t.Fatalf("table (-want +got):\n%s", d)
 	}
 }
+
+func TestTargetNotRunShowsNoUnits(t *testing.T) {
+	r := result{"runs": 3, "start-to-synced-s": 5}
+	missing := apiScaleLimits[0].targets(nil)
+	present := apiScaleLimits[0].targets(r)
+	if got := missing[0].shown(); got != "not run" {
+		t.Errorf("a target whose benchmark did not run shows %q, want \"not run\"", got)
+	}
+	if got := present[0].shown(); got != "5.00 s" {
+		t.Errorf("a measured target shows %q, want \"5.00 s\"", got)
+	}
+}
