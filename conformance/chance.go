@@ -9,8 +9,9 @@ import (
 // that spreads connections evenly over a probe's Reaches still shows
 // fewer than the probe asks for (all, or distinct) with some
 // probability, and a case must make enough connections to keep that
-// below this. CI runs every case on several dataplanes; 1e-4 keeps the
-// whole suite's chance of a spurious failure under about 1e-3.
+// below this. CI runs every case on several dataplanes: the suite's
+// chance of a spurious failure is at most the sum over its probes and
+// dataplanes.
 const chanceLimit = 1e-4
 
 // checkChance refuses a probe with too few connections for its

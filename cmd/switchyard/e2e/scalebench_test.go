@@ -157,8 +157,6 @@ func (s *scaleRun) start(b *testing.B) time.Duration {
 
 	ovstest.SwitchyardBinary(b) // built before the clock starts
 	var began, synced time.Time
-	var split cpuSplit
-	var cpuAtStart map[string]time.Duration
 	args := []string{"--min-sync-period=0s", "--sync-period=" + scaleSyncPeriod.String(), "--profiling", scaleNodePortRange}
 	if s.profiles != "" {
 		args = append(args, "--v=2") // every sync in the log, with its time
@@ -171,8 +169,8 @@ func (s *scaleRun) start(b *testing.B) time.Duration {
 		if out, err := nd.ExecHost("sysctl", "-qw", "net.ipv4.ip_local_port_range="+scaleLocalPorts); err != nil {
 			b.Fatalf("local port range: %v: %s", err, out)
 		}
-		split = cpuSplit{"apiserver": pidCPU(c.api.cmd.Process.Pid), "vswitchd": nd.OVS.VswitchdCPU}
-		cpuAtStart = split.read(b)
+		split := cpuSplit{"apiserver": pidCPU(c.api.cmd.Process.Pid), "vswitchd": nd.OVS.VswitchdCPU}
+		cpuAtStart := split.read(b)
 		began = time.Now()
 		proc := startFirst(nd)
 		split["switchyard"] = pidCPU(proc.PID()) // all of it is the first sync's
