@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -38,6 +39,7 @@ type Options struct {
 	NodeIPs          []string
 	VirtualIPs       []string
 	NodePortIPs      []string
+	ServiceCIDRs     []string
 	MTU              int
 	NodeFile         string
 	IPAMDir          string
@@ -66,6 +68,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.NodeIPs, "ovs-node-ips", nil, "ovs: addresses NodePorts listen on (default: the Node's primary IPs)")
 	fs.StringSliceVar(&o.VirtualIPs, "ovs-virtual-ips", []string{"169.254.255.253", "fdff:5359::fffd"}, "ovs: one per family: next hop of the host's routes into the bridge and source of connections the bridge masquerades towards the host")
 	fs.StringSliceVar(&o.NodePortIPs, "ovs-nodeport-ips", []string{"169.254.255.252", "fdff:5359::fffc"}, "ovs: one per family: where the host DNATs NodePort traffic to the node's addresses so that it enters the bridge")
+	fs.StringSliceVar(&o.ServiceCIDRs, "ovs-service-cidrs", nil, "ovs: the cluster's Service CIDRs (kube-apiserver's --service-cluster-ip-range): the host routes each into the bridge whole instead of a route per ClusterIP (recommended on large clusters: see docs/ovs.md)")
 	fs.IntVar(&o.MTU, "ovs-mtu", 0, "ovs: MTU of the pods' interfaces (0: the MTU of the interface holding the node IP, less the tunnel's overhead)")
 	fs.StringVar(&o.NodeFile, "ovs-node-file", "/var/run/switchyard/ovs-node.json", "ovs: where the node's pod network (pod CIDRs, gateways, MTU) is written for switchyard-cni")
 	fs.StringVar(&o.IPAMDir, "ovs-ipam-dir", "/var/lib/cni/networks", "ovs: where switchyard-cni keeps its address allocations (one directory per network)")
@@ -131,6 +134,7 @@ func (o *Options) pipelineConfig() (pipeline.Config, error) {
 			}
 		}
 	}
+	c.ServiceCIDRs = parseServiceCIDRs(o.ServiceCIDRs, c, &errs)
 	if o.PacketInRate < 1 {
 		errs = append(errs, errors.New("--ovs-packet-in-rate must be at least 1"))
 	}
@@ -150,3 +154,32 @@ func tunnelOverhead(encap string, underlay6 bool) int {
 }
 
 func newFlagSet() *pflag.FlagSet { return pflag.NewFlagSet("ovs", pflag.ContinueOnError) }
+
+// parseServiceCIDRs checks --ovs-service-cidrs: networks (no host bits),
+// none a default route, none holding an address the driver routes into
+// the bridge for itself or one NodePorts listen on.
+func parseServiceCIDRs(in []string, c pipeline.Config, errs *[]error) []netip.Prefix {
+	own := append(append(append([]netip.Addr{}, c.VirtualIPs...), c.NodePortIPs...), c.NodeIPs...)
+	var out []netip.Prefix
+	for _, s := range in {
+		p, err := netip.ParsePrefix(strings.TrimSpace(s))
+		switch {
+		case err != nil:
+			*errs = append(*errs, fmt.Errorf("--ovs-service-cidrs %q: not a CIDR", s))
+			continue
+		case p != p.Masked():
+			*errs = append(*errs, fmt.Errorf("--ovs-service-cidrs %q: has host bits set (the network is %s)", s, p.Masked()))
+			continue
+		case p.Bits() == 0:
+			*errs = append(*errs, fmt.Errorf("--ovs-service-cidrs %q: a default route would take all of the host's traffic", s))
+			continue
+		}
+		for _, ip := range own {
+			if p.Contains(ip) {
+				*errs = append(*errs, fmt.Errorf("--ovs-service-cidrs %q holds %s, a virtual, NodePort or node address", s, ip))
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}

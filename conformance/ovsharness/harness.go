@@ -39,10 +39,21 @@ type Harness struct {
 
 var _ conformance.ObjectHarness = (*Harness)(nil)
 
+// ServiceCIDRs hold every ClusterIP of the cases. The overlay world
+// routes them whole into the bridge (--ovs-service-cidrs), the routed
+// world a route per ClusterIP, so the cases run over both ways into the
+// bridge. The marker Service's ClusterIP is outside them: its own host
+// route is the sign that a process programmed a step.
+const ServiceCIDRs = "10.96.0.0/16,fd00:96::/108"
+
 // Start builds the world in routed or overlay mode.
 func Start(t testing.TB, overlay bool) *Harness {
 	t.Helper()
-	w := BuildWorld(t, WorldOptions{Overlay: overlay})
+	o := WorldOptions{Overlay: overlay}
+	if overlay {
+		o.Flags = []string{"--ovs-service-cidrs=" + ServiceCIDRs}
+	}
+	w := BuildWorld(t, o)
 	name := "ovs-routed"
 	if overlay {
 		name = "ovs-overlay"
@@ -101,6 +112,8 @@ type WorldOptions struct {
 	// programmed the world's Nodes (nil: a process reading the world's
 	// cluster file, as node-2's does).
 	StartNode1 func(n *ovstest.Node) *ovstest.Process
+	// Flags are more flags for the switchyard processes BuildWorld starts.
+	Flags []string
 }
 
 // BuildWorld builds the cluster, starts switchyard on both nodes with the
@@ -125,7 +138,7 @@ func BuildWorld(t testing.TB, o WorldOptions) *World {
 			w.Procs = append(w.Procs, o.StartNode1(n))
 			continue
 		}
-		w.Procs = append(w.Procs, n.StartSwitchyard(t, "--file="+w.File, "--min-sync-period=0"))
+		w.Procs = append(w.Procs, n.StartSwitchyard(t, append([]string{"--file=" + w.File, "--min-sync-period=0"}, o.Flags...)...))
 	}
 	if err := w.waitSynced(time.Time{}); err != nil {
 		t.Fatal(err)
@@ -178,7 +191,7 @@ func (w *World) namespaceOf(m conformance.Member) string {
 // processes have programmed it.
 func (w *World) Program(objs file.Objects) error {
 	w.gen++
-	marker := netip.AddrFrom4([4]byte{10, 96, 255, byte(w.gen%250 + 1)})
+	marker := netip.AddrFrom4([4]byte{10, 99, 255, byte(w.gen%250 + 1)}) // outside ServiceCIDRs
 	var all []any
 	for _, n := range conformance.World.NodeObjects() {
 		all = append(all, n)

@@ -218,6 +218,11 @@ func (m *Model) HostConfig(gateway string) hostnet.Config {
 			c.NodePortIPs = append(c.NodePortIPs, ip)
 		}
 	}
+	for _, p := range m.cfg.ServiceCIDRs {
+		if fams.Has(graph.FamilyOf(p.Addr())) {
+			c.ServiceCIDRs = append(c.ServiceCIDRs, p)
+		}
+	}
 	c.ClusterPodCIDRs = slices.Clone(m.cfg.PodCIDRs)
 	for _, p := range m.peers.Sorted() {
 		c.ClusterPodCIDRs = append(c.ClusterPodCIDRs, p.PodCIDRs...)

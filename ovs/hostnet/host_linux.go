@@ -135,7 +135,7 @@ func (h *Host) Update(ctx context.Context, c Config, frontends map[netip.Addr]bo
 		return err
 	}
 	for ip, add := range frontends {
-		r, ok := c.frontendRoute(ip)
+		r, ok := c.clusterIPRoute(ip)
 		switch {
 		case !ok:
 		case add:

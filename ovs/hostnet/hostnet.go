@@ -66,6 +66,13 @@ type Config struct {
 	ClusterPodCIDRs []netip.Prefix
 	// PeerRoutes lead to other nodes' pod CIDRs.
 	PeerRoutes []Route
+	// ServiceCIDRs (--ovs-service-cidrs) are routed into the bridge whole,
+	// one route each, and a ClusterIP inside one gets no route of its own.
+	// Without them every ClusterIP has a /32 (/128) route: at 100k
+	// Services that is 100k routes, and every route added or removed
+	// makes ovs-vswitchd before 3.1.5 dump the host's whole routing table
+	// again (docs/scale.md).
+	ServiceCIDRs []netip.Prefix
 }
 
 // Equal reports whether two configurations are the same.
@@ -74,7 +81,7 @@ func (c Config) Equal(o Config) bool {
 		slices.Equal(c.Addresses, o.Addresses) && slices.Equal(c.VirtualIPs, o.VirtualIPs) &&
 		slices.Equal(c.NodePortIPs, o.NodePortIPs) && slices.Equal(c.NodeIPs, o.NodeIPs) &&
 		slices.Equal(c.PodCIDRs, o.PodCIDRs) && slices.Equal(c.ClusterPodCIDRs, o.ClusterPodCIDRs) &&
-		slices.Equal(c.PeerRoutes, o.PeerRoutes)
+		slices.Equal(c.PeerRoutes, o.PeerRoutes) && slices.Equal(c.ServiceCIDRs, o.ServiceCIDRs)
 }
 
 // Route is one route hostnet installs.
@@ -116,10 +123,28 @@ func (c Config) frontendRoute(ip netip.Addr) (Route, bool) {
 	return Route{Dst: netip.PrefixFrom(ip, ip.BitLen()), Via: vip, ViaGateway: true}, true
 }
 
+// clusterIPRoute is the route of a ClusterIP of its own: none when a
+// service CIDR routed whole holds it.
+func (c Config) clusterIPRoute(ip netip.Addr) (Route, bool) {
+	for _, p := range c.ServiceCIDRs {
+		if p.Contains(ip) {
+			return Route{}, false
+		}
+	}
+	return c.frontendRoute(ip)
+}
+
 // staticRoutes are the routes that depend only on the configuration: the
-// virtual and NodePort addresses on the gateway, and the peers.
+// service CIDRs and the virtual and NodePort addresses into the bridge,
+// and the peers.
 func (c Config) staticRoutes() []Route {
 	var out []Route
+	for _, p := range c.ServiceCIDRs {
+		if r, ok := c.frontendRoute(p.Addr()); ok {
+			r.Dst = p
+			out = append(out, r)
+		}
+	}
 	for _, ip := range append(append([]netip.Addr{}, c.VirtualIPs...), c.NodePortIPs...) {
 		if c.Families().Has(graph.FamilyOf(ip)) {
 			out = append(out, Route{Dst: netip.PrefixFrom(ip, ip.BitLen()), ViaGateway: true})
@@ -148,7 +173,7 @@ func (c Config) captureRoutes(captures []Capture, whole map[netip.Prefix]Route) 
 func (c Config) Routes(frontends []netip.Addr, captures []Capture) map[netip.Prefix]Route {
 	out := make(map[netip.Prefix]Route, len(frontends)+8)
 	for _, ip := range frontends {
-		if r, ok := c.frontendRoute(ip); ok {
+		if r, ok := c.clusterIPRoute(ip); ok {
 			out[r.Dst] = r
 		}
 	}

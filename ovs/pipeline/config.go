@@ -31,6 +31,9 @@ type Config struct {
 	// NodePortIPs (one per family) are where the host DNATs NodePort
 	// traffic that reaches it, so that it enters the bridge.
 	NodePortIPs []netip.Addr
+	// ServiceCIDRs (--ovs-service-cidrs) are the ranges ClusterIPs come
+	// from; the host routes each into the bridge whole (hostnet.Config).
+	ServiceCIDRs []netip.Prefix
 	// GatewayPort and GatewayMAC are the gateway port (the host's side of
 	// the bridge); 0 and nil until the port is up.
 	GatewayPort uint32

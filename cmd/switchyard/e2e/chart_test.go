@@ -27,12 +27,15 @@ func TestChartRendersAndTheAPIServerAcceptsIt(t *testing.T) {
 		linux, wind bool // which DaemonSets
 		dataplane   string
 		monitor     bool
+		configHas   string // a line the Linux config must hold
 	}{
-		{"ovs (default)", nil, true, false, "ovs", false},
-		{"hns on Windows nodes", []string{"dataplane=hns"}, false, true, "", false},
-		{"mixed cluster", []string{"windows.enabled=true"}, true, true, "ovs", false},
-		{"third-party driver", []string{"dataplane=file-export", "thirdParty.image.repository=example.com/switchyard-file-export"}, true, false, "file-export", false},
-		{"service monitor", []string{"serviceMonitor.enabled=true", "metrics.bindAddress=0.0.0.0"}, true, false, "ovs", true},
+		{"ovs (default)", nil, true, false, "ovs", false, ""},
+		{"ovs with service CIDRs", []string{"ovs.serviceCIDRs={10.96.0.0/12,fd00:10:96::/108}"}, true, false, "ovs", false,
+			`ovs-service-cidrs: ["10.96.0.0/12","fd00:10:96::/108"]`},
+		{"hns on Windows nodes", []string{"dataplane=hns"}, false, true, "", false, ""},
+		{"mixed cluster", []string{"windows.enabled=true"}, true, true, "ovs", false, ""},
+		{"third-party driver", []string{"dataplane=file-export", "thirdParty.image.repository=example.com/switchyard-file-export"}, true, false, "file-export", false, ""},
+		{"service monitor", []string{"serviceMonitor.enabled=true", "metrics.bindAddress=0.0.0.0"}, true, false, "ovs", true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := render(helm, tc.sets...)
@@ -60,6 +63,9 @@ func TestChartRendersAndTheAPIServerAcceptsIt(t *testing.T) {
 				cfg, _, _ := unstructured.NestedString(cm.Object, "data", "linux.yaml")
 				if !strings.Contains(cfg, `dataplane: "`+tc.dataplane+`"`) {
 					t.Errorf("linux config does not select %s:\n%s", tc.dataplane, cfg)
+				}
+				if !strings.Contains(cfg, "\n"+tc.configHas) {
+					t.Errorf("linux config has no line %q:\n%s", tc.configHas, cfg)
 				}
 			}
 			if windows != nil {
@@ -282,6 +288,8 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{[]string{"ovs.datapathType=dpdk"}, "datapathType"},
 		{[]string{"ovs.cni.binDir=opt/cni/bin"}, "binDir"},
 		{[]string{"ovs.extra.encap=none"}, "ovs.extra.encap"},
+		{[]string{"ovs.serviceCIDRs={10.96.0.0}"}, "serviceCIDRs"},
+		{[]string{"ovs.extra.service-cidrs=10.96.0.0/12"}, "ovs.extra.service-cidrs"},
 		{[]string{"config.master=https://192.0.2.1:6443"}, "config.master"},
 	} {
 		t.Run(strings.Join(tc.set, ","), func(t *testing.T) {

@@ -101,9 +101,21 @@ func scaleAPIServerArgs(n int) []string {
 	args := []string{"--service-node-port-range=" + scaleNodePorts,
 		"--emulated-version=1.33", "--feature-gates=MultiCIDRServiceAllocator=false"}
 	if n > 60000 {
-		args = append(args, "--service-cluster-ip-range=10.96.0.0/15", "--etcd-compaction-interval=1m")
+		args = append(args, "--service-cluster-ip-range="+scaleServiceCIDR(n), "--etcd-compaction-interval=1m")
 	}
 	return args
+}
+
+// scaleServiceCIDR is the API server's Service network at n Services;
+// switchyard routes it whole into the bridge (--ovs-service-cidrs), as the
+// chart recommends for large clusters: a host route per ClusterIP makes
+// ovs-vswitchd 3.1.0 read the routing table again after every route
+// (docs/scale.md).
+func scaleServiceCIDR(n int) string {
+	if n > 60000 {
+		return "10.96.0.0/15"
+	}
+	return serviceCIDR
 }
 
 // kubeProxyUpTo is the largest size kube-proxy runs beside switchyard at:
@@ -157,7 +169,8 @@ func (s *scaleRun) start(b *testing.B) time.Duration {
 
 	ovstest.SwitchyardBinary(b) // built before the clock starts
 	var began, synced time.Time
-	args := []string{"--min-sync-period=0s", "--sync-period=" + scaleSyncPeriod.String(), "--profiling", scaleNodePortRange}
+	args := []string{"--min-sync-period=0s", "--sync-period=" + scaleSyncPeriod.String(), "--profiling", scaleNodePortRange,
+		"--ovs-service-cidrs=" + scaleServiceCIDR(s.n)}
 	if s.profiles != "" {
 		args = append(args, "--v=2") // every sync in the log, with its time
 	}
@@ -237,7 +250,8 @@ func (s *scaleRun) restart(b *testing.B) {
 	flows := sampleFlows(o, 100*time.Millisecond)
 	restarted := time.Now()
 	s.proxy.proc.Stop()
-	proc := s.proxy.onNode1(b, s.cluster, adminToken, "--sync-period="+scaleSyncPeriod.String(), scaleNodePortRange)(s.world.Node1)
+	proc := s.proxy.onNode1(b, s.cluster, adminToken, "--sync-period="+scaleSyncPeriod.String(), scaleNodePortRange,
+		"--ovs-service-cidrs="+scaleServiceCIDR(s.n))(s.world.Node1)
 	resynced := waitSynced(b, "switchyard", lastSync, scaleBound(s.n), proc.Exited, proc.Metrics)
 	time.Sleep(time.Second)
 	counts := flows.stop()
