@@ -2,12 +2,17 @@ package ovs
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/switchyard-proxy/switchyard/core/object"
+	. "github.com/switchyard-proxy/switchyard/core/testobj"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn/ofconntest"
+	of "github.com/switchyard-proxy/switchyard/ovs/openflow"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 )
@@ -147,4 +152,77 @@ func TestAnAuditNeverUndoesWhatCommitsChangedMeanwhile(t *testing.T) {
 			t.Fatal("another Service's route is gone")
 		}
 	})
+}
+
+// An audit looks the flows it expects up by cookie and counts the
+// bridge's pipeline flows once; only when the count says the bridge holds
+// others does it read every flow (OVS visits every flow for each slice
+// of that read). Whatever it found, the round after it leaves the bridge
+// as the driver wants it.
+func TestAuditLooksFlowsUpAndScansOnlyForStrays(t *testing.T) {
+	stray := &of.Flow{Table: 0, Priority: 7, Goto: -1, Match: []of.Match{of.InPort(77)}}
+	for _, tc := range []struct {
+		name string
+		// behind changes the bridge behind the driver's back; meanwhile
+		// runs between the audit's lookups and its count.
+		behind    func(md *memDriver)
+		meanwhile func(md *memDriver)
+		scans     bool
+		repair    ofconntest.Counts
+	}{
+		{name: "nothing drifted"},
+		{name: "a flow deleted", behind: func(md *memDriver) {
+			c := md.d.model.State().DesiredFlows()[0]
+			md.applyBehind(&ofconn.Batch{FlowDeletes: []ofconn.CookieMatch{{Cookie: c, Mask: ^uint64(0)}}})
+		}, repair: ofconntest.Counts{Bundles: 1, FlowMods: 1}},
+		{name: "a stray flow with the driver's tag", behind: func(md *memDriver) {
+			md.applyBehind(&ofconn.Batch{FlowAdds: []*of.Flow{stray}})
+		}, scans: true, repair: ofconntest.Counts{Bundles: 1, FlowMods: 1}},
+		{name: "commits between the lookups and the count", meanwhile: func(md *memDriver) {
+			md.tr.DeleteService("ns", "empty")
+			for i, name := range []string{"late", "later"} {
+				md.tr.UpsertService(object.ServiceOf(Service("ns", name, ClusterIPs(fmt.Sprintf("10.96.0.%d", 16+i)), Port("http", memTCP, 80, 0))))
+			}
+			md.mustApply()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
+			md.mustSync()
+			want := md.br.Dump()
+			rounds := md.auditing(func(stage string) {
+				if stage == "looked up" && tc.meanwhile != nil {
+					tc.meanwhile(md)
+					want = md.br.Dump()
+				}
+			})
+			if tc.behind != nil {
+				tc.behind(md)
+			}
+			reads := md.br.Reads()
+			md.resync()
+			roundAsked(t, rounds)
+			got := md.br.Reads()
+			if got.Aggregates-reads.Aggregates != 1 || (got.FlowScans > reads.FlowScans) != tc.scans || got.FlowLookups == reads.FlowLookups {
+				t.Errorf("the audit read %+v after %+v; want lookups, one count, and scans: %v", got, reads, tc.scans)
+			}
+			before := md.br.Counts()
+			md.mustApply()
+			md.converged()
+			if sent := mods(before, md.br.Counts()); sent != tc.repair {
+				t.Errorf("the audit's round sent %+v, want %+v", sent, tc.repair)
+			}
+			if diff := cmp.Diff(want, md.br.Dump()); diff != "" {
+				t.Errorf("the bridge after the audit's round (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// applyBehind changes the bridge as another controller would.
+func (md *memDriver) applyBehind(b *ofconn.Batch) {
+	md.t.Helper()
+	if err := md.br.Apply(b); err != nil {
+		md.t.Fatal(err)
+	}
 }

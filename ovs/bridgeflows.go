@@ -207,23 +207,45 @@ func allMessages(batch *ofconn.Batch) []int {
 	return all
 }
 
-// Reads of the periodic audit (audit.go): flows in slices of about
-// auditSliceFlows, groups auditGroupChunk to a write, each answered by
-// OVS on its own, so that a bundle on the driver's connection waits for
-// a slice at most, not for the whole dump.
+// Reads of the periodic audit (audit.go). Each request is answered by OVS
+// on its own, so that a bundle on the driver's connection waits for one
+// at most, not for the whole read:
+//   - flows by cookie, auditLookupChunk requests to a write (OVS finds a
+//     whole cookie in its index);
+//   - when the bridge holds flows the lookups did not find, every flow
+//     with the tag, in slices of about auditSliceFlows (OVS visits every
+//     flow to answer each slice: docs/scale.md);
+//   - groups by ID, auditGroupChunk to a write.
 const (
-	auditSliceFlows = 1024
-	auditGroupChunk = 128
+	auditLookupChunk = 256
+	auditSliceFlows  = 1024
+	auditGroupChunk  = 128
 	// auditPause between two parts leaves the CPUs to a change and to
-	// OVS's own work: at 10k Services an audit is ~120 parts, so ~0.25 s
+	// OVS's own work: at 10k Services an audit is ~180 parts, so ~0.4 s
 	// of pauses every --sync-period.
 	auditPause = 2 * time.Millisecond
 )
 
-// readAside reads the bridge over the aside connection, outside the
-// driver's lock: every flow with the tag, in slices (expect: how many
-// are installed), and the groups of ids.
-func readAside(ctx context.Context, aside *ofconn.Conn, expect int, ids []uint32) ([]ofconn.FlowInfo, []ofconn.GroupInfo, error) {
+// lookUpAside reads the flows of cookies over the aside connection,
+// outside the driver's lock.
+func lookUpAside(ctx context.Context, aside *ofconn.Conn, cookies []uint64) ([]ofconn.FlowInfo, error) {
+	flows := make([]ofconn.FlowInfo, 0, len(cookies))
+	for len(cookies) > 0 {
+		n := min(auditLookupChunk, len(cookies))
+		part, err := aside.DescribeFlows(ctx, cookies[:n], auditLookupChunk)
+		if err != nil {
+			return nil, fmt.Errorf("reading installed flows: %w", err)
+		}
+		flows = append(flows, part...)
+		cookies = cookies[n:]
+		time.Sleep(auditPause)
+	}
+	return flows, nil
+}
+
+// scanAside reads every flow with the tag over the aside connection, in
+// slices (expect: how many there are).
+func scanAside(ctx context.Context, aside *ofconn.Conn, expect int) ([]ofconn.FlowInfo, error) {
 	bits := 0
 	for bits < 16 && expect>>bits > auditSliceFlows {
 		bits++
@@ -233,23 +255,28 @@ func readAside(ctx context.Context, aside *ofconn.Conn, expect int, ids []uint32
 		cookie, mask := of.CookieSlice(i, bits)
 		part, err := aside.DumpFlows(ctx, cookie, mask, 0)
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading installed flows (slice %d of %d): %w", i+1, 1<<bits, err)
+			return nil, fmt.Errorf("reading installed flows (slice %d of %d): %w", i+1, 1<<bits, err)
 		}
 		flows = append(flows, part...)
 		time.Sleep(auditPause)
 	}
+	return flows, nil
+}
+
+// groupsAside reads the groups of ids over the aside connection.
+func groupsAside(ctx context.Context, aside *ofconn.Conn, ids []uint32) ([]ofconn.GroupInfo, error) {
 	groups := make([]ofconn.GroupInfo, 0, len(ids))
 	for len(ids) > 0 {
 		n := min(auditGroupChunk, len(ids))
 		part, err := aside.DescribeGroups(ctx, ids[:n], auditGroupChunk)
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading installed groups: %w", err)
+			return nil, fmt.Errorf("reading installed groups: %w", err)
 		}
 		groups = append(groups, part...)
 		ids = ids[n:]
 		time.Sleep(auditPause)
 	}
-	return flows, groups, nil
+	return groups, nil
 }
 
 // adoptAudit adopts an audit's drift, except what commits changed since

@@ -130,6 +130,7 @@ func realOVSScenario(b *testing.B, n, changes int) {
 	resynced := d.conn.Stats()
 	b.ReportMetric(float64(resync.Microseconds())/1000, "resync-ms")
 	b.ReportMetric(float64(resynced.FlowMods-after.FlowMods+resynced.GroupMods-after.GroupMods), "resync-flow-mods")
+	auditUnderChanges(b, ctx, o, d, tr, versions)
 	pct := percentile
 	b.ReportMetric(cold.Seconds(), "cold-sync-s")
 	b.ReportMetric(coldCommit.Seconds(), "cold-in-ovs-s")

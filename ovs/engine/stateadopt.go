@@ -84,11 +84,13 @@ type auditMarks struct {
 
 // AuditView is the installed view as an audit began, which the audit
 // compares what it reads against outside the driver's lock (Compare),
-// and the group IDs it is to read: every one installed or wanted, sorted.
+// and the flow cookies and group IDs it is to look up: every one
+// installed or wanted, sorted.
 type AuditView struct {
-	flows  map[uint64]bool
-	groups map[uint32]uint64
-	IDs    []uint32
+	flows   map[uint64]bool
+	groups  map[uint32]uint64
+	Cookies []uint64
+	IDs     []uint32
 }
 
 // AuditDrift is where what an audit read differs from its view: flows by
@@ -126,11 +128,22 @@ func (s *State) BeginAudit() *AuditView {
 		}
 	}
 	slices.Sort(v.IDs)
+	v.Cookies = make([]uint64, 0, len(s.installedFlows)+len(s.flows)/8)
+	for c := range s.installedFlows {
+		v.Cookies = append(v.Cookies, c)
+	}
+	for c := range s.flows {
+		if !s.installedFlows[c] {
+			v.Cookies = append(v.Cookies, c)
+		}
+	}
+	slices.Sort(v.Cookies)
 	return v
 }
 
 // Compare is where what the audit read (every flow with the driver's tag,
-// the groups of v.IDs) differs from the view. It needs no lock.
+// or the flows of v.Cookies when it holds no other; the groups of v.IDs)
+// differs from the view. It needs no lock.
 func (v *AuditView) Compare(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) AuditDrift {
 	d := AuditDrift{Flows: map[uint64]bool{}, Groups: map[uint32]GroupRead{}}
 	read := make(map[uint64]bool, len(flows))
@@ -164,6 +177,29 @@ func (v *AuditView) Compare(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) 
 		}
 	}
 	return d
+}
+
+// AuditUnread is how many of count, the bridge's pipeline flows
+// (openflow.PipelineCookies) counted while no commit was under way, an
+// audit did not read: count less the flows it found by their cookies
+// (found: their cookies, sorted), where a commit since the audit began
+// replaces a read with the installed view. Above 0, the bridge holds
+// flows the audit did not look up. ok is false when there is no audit
+// (an Adopt since dropped it).
+func (s *State) AuditUnread(count int, found []uint64) (unread int, ok bool) {
+	if s.audit == nil {
+		return 0, false
+	}
+	unread = count - len(found)
+	for c := range s.audit.flows {
+		if _, read := slices.BinarySearch(found, c); read {
+			unread++
+		}
+		if s.installedFlows[c] {
+			unread--
+		}
+	}
+	return unread, true
 }
 
 // Auditing reports whether an audit is under way.

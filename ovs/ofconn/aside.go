@@ -55,7 +55,10 @@ type multipartEacher interface {
 func (c *Conn) DescribeGroups(ctx context.Context, ids []uint32, chunk int) ([]GroupInfo, error) {
 	out := make([]GroupInfo, 0, len(ids))
 	var bucketIDs []uint32
-	entry := func(e []byte) error {
+	body := func(i int, b []byte) []byte {
+		return binary.BigEndian.AppendUint64(b, uint64(ids[i])<<32) // group_id, pad
+	}
+	err := c.describeEach(ctx, openflow15.MultipartType_GroupDesc, len(ids), chunk, body, func(e []byte) error {
 		g, more, err := groupDesc(e, bucketIDs)
 		if err != nil {
 			return err
@@ -63,29 +66,46 @@ func (c *Conn) DescribeGroups(ctx context.Context, ids []uint32, chunk int) ([]G
 		bucketIDs = more
 		out = append(out, g)
 		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("describing groups: %w", err)
 	}
-	for len(ids) > 0 {
-		n := min(max(chunk, 1), len(ids))
-		bodies := make([][]byte, n)
-		for i, id := range ids[:n] {
-			bodies[i] = binary.BigEndian.AppendUint32(make([]byte, 0, mpGroupDescRequest), id)
-			bodies[i] = binary.BigEndian.AppendUint32(bodies[i], 0)
+	return out, nil
+}
+
+// describeEach sends n multipart requests of one type, one write per
+// chunk of them, and hands every entry of every reply to entry. body
+// appends the i-th request's body to b.
+func (c *Conn) describeEach(ctx context.Context, typ uint16, n, chunk int, body func(i int, b []byte) []byte, entry func([]byte) error) error {
+	chunk = max(chunk, 1)
+	var buf []byte
+	var ends []int
+	bodies := make([][]byte, 0, min(chunk, n))
+	for from := 0; from < n; from += chunk {
+		buf, ends, bodies = buf[:0], ends[:0], bodies[:0]
+		for i := from; i < min(from+chunk, n); i++ {
+			buf = body(i, buf)
+			ends = append(ends, len(buf))
 		}
-		ids = ids[n:]
+		at := 0
+		for _, end := range ends {
+			bodies = append(bodies, buf[at:end:end])
+			at = end
+		}
 		err := c.onBulk(ctx, dumpTimeout, func(ctx context.Context, l Link) error {
 			if m, ok := l.(multipartEacher); ok {
-				return m.MultipartEach(ctx, openflow15.MultipartType_GroupDesc, bodies, entry)
+				return m.MultipartEach(ctx, typ, bodies, entry)
 			}
 			for _, b := range bodies {
-				if err := l.Multipart(ctx, openflow15.MultipartType_GroupDesc, b, entry); err != nil {
+				if err := l.Multipart(ctx, typ, b, entry); err != nil {
 					return err
 				}
 			}
 			return nil
 		}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("describing groups: %w", err)
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }

@@ -42,6 +42,7 @@ func TestAsideReadsEqualTheWholeDumps(t *testing.T) {
 		t.Fatalf("the whole dump read %d flows, want 600", len(whole))
 	}
 	aside := c.Aside()
+	byCookie := func(a, b FlowInfo) int { return cmpUint(a.Cookie, b.Cookie) }
 	for _, bits := range []int{0, 1, 4, 8} {
 		var got []FlowInfo
 		for i := range 1 << bits {
@@ -52,10 +53,28 @@ func TestAsideReadsEqualTheWholeDumps(t *testing.T) {
 			}
 			got = append(got, part...)
 		}
-		byCookie := func(a, b FlowInfo) int { return cmpUint(a.Cookie, b.Cookie) }
 		if diff := cmp.Diff(slices.SortedFunc(slices.Values(whole), byCookie), slices.SortedFunc(slices.Values(got), byCookie)); diff != "" {
 			t.Errorf("%d slices: (-whole dump +slices)\n%s", 1<<bits, diff)
 		}
+	}
+	cookies := make([]uint64, 0, len(whole)+1)
+	for _, f := range whole {
+		cookies = append(cookies, f.Cookie)
+	}
+	slices.Sort(cookies)
+	cookies = slices.Insert(cookies, 300, cookies[300]^1) // one the bridge lacks
+	for _, chunk := range []int{1, 7, 256, 1000} {
+		got, err := aside.DescribeFlows(ctx, cookies, chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(slices.SortedFunc(slices.Values(whole), byCookie), got); diff != "" { // asked in order
+			t.Errorf("flows looked up by cookie in chunks of %d: (-whole dump +looked up)\n%s", chunk, diff)
+		}
+	}
+	pipeline, mask := of.PipelineCookies()
+	if n, err := aside.CountFlows(ctx, pipeline, mask); err != nil || n != len(whole) {
+		t.Errorf("counted %d pipeline flows (%v), want the whole dump's %d", n, err, len(whole))
 	}
 	allGroups, err := c.DumpGroups(ctx, 0)
 	if err != nil {

@@ -227,15 +227,7 @@ func (bc *bulkConn) MultipartEach(ctx context.Context, typ uint16, bodies [][]by
 			return
 		}
 		more := binary.BigEndian.Uint16(b[2:])&openflow15.OFPMPF_REPLY_MORE != 0
-		for rest := b[mpHeaderLen:]; len(rest) > 0 && failed == nil; {
-			n := int(binary.BigEndian.Uint16(rest))
-			if n < 2 || n > len(rest) {
-				failed = fmt.Errorf("a multipart entry of %d bytes in %d", n, len(rest))
-				break
-			}
-			failed = entry(rest[:n])
-			rest = rest[n:]
-		}
+		failed = replyEntries(typ, b[mpHeaderLen:], entry)
 		if !more {
 			bc.push(event{xid: x, done: true})
 		}
@@ -261,6 +253,29 @@ func (bc *bulkConn) MultipartEach(ctx context.Context, typ uint16, bodies [][]by
 		}
 	}
 	return failed
+}
+
+// replyEntries hands each entry of a multipart reply's body to entry.
+// Entries start with their 16-bit length, except an aggregate statistics
+// reply's: its body is one ofp_stats (reserved, then length).
+func replyEntries(typ uint16, body []byte, entry func([]byte) error) error {
+	if typ == openflow15.MultipartType_AggregateStats {
+		return entry(body)
+	}
+	for rest := body; len(rest) > 0; {
+		n := len(rest) + 1 // one byte left: a cut entry
+		if len(rest) >= 2 {
+			n = int(binary.BigEndian.Uint16(rest))
+		}
+		if n < 2 || n > len(rest) {
+			return fmt.Errorf("a multipart entry of %d bytes in %d", n, len(rest))
+		}
+		if err := entry(rest[:n]); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
 }
 
 // waitFor waits for the reply (or error) to xid and returns every event

@@ -51,22 +51,19 @@ const FlowDescRequestLen = mpFlowDescRequest
 // expect is how many the caller expects (the list's first capacity).
 func (c *Conn) DumpFlows(ctx context.Context, cookie, mask uint64, expect int) ([]FlowInfo, error) {
 	out := make([]FlowInfo, 0, expect)
-	body := flowDescRequest(openflow15.OFPTT_ALL, cookie, mask)
+	body := appendFlowDescRequest(nil, openflow15.OFPTT_ALL, cookie, mask)
 	err := c.multipart(ctx, openflow15.MultipartType_FlowDesc, body, func(entry []byte) error {
-		if len(entry) < flowDescCookieAt+8 {
-			return fmt.Errorf("flow description of %d bytes", len(entry))
-		}
-		out = append(out, FlowInfo{Table: entry[flowDescTableAt], Cookie: binary.BigEndian.Uint64(entry[flowDescCookieAt:])})
-		return nil
+		f, err := flowInfo(entry)
+		out = append(out, f)
+		return err
 	})
 	return out, err
 }
 
-// flowDescRequest is the body of a flow description request for the
-// flows of table (OFPTT_ALL: every table) whose cookie matches cookie
-// under mask.
-func flowDescRequest(table uint8, cookie, mask uint64) []byte {
-	body := make([]byte, 0, mpFlowDescRequest)
+// appendFlowDescRequest appends the body of a flow description (or
+// aggregate) request for the flows of table (OFPTT_ALL: every table)
+// whose cookie matches cookie under mask.
+func appendFlowDescRequest(body []byte, table uint8, cookie, mask uint64) []byte {
 	body = append(body, table, 0, 0, 0)
 	body = binary.BigEndian.AppendUint32(body, openflow15.P_ANY)
 	body = binary.BigEndian.AppendUint32(body, openflow15.OFPG_ANY)

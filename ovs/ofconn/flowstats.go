@@ -27,7 +27,7 @@ const (
 // statistics in OpenFlow 1.5); expect is how many the caller expects.
 func (c *Conn) DumpFlowStats(ctx context.Context, table uint8, cookie, mask uint64, expect int) ([]FlowStats, error) {
 	out := make([]FlowStats, 0, expect)
-	body := flowDescRequest(table, cookie, mask)
+	body := appendFlowDescRequest(nil, table, cookie, mask)
 	err := c.multipart(ctx, openflow15.MultipartType_FlowDesc, body, func(entry []byte) error {
 		s, err := flowStats(entry)
 		out = append(out, s)

@@ -30,6 +30,12 @@ func CookieSlice(i, bits int) (cookie, mask uint64) {
 	return CookieTag | uint64(i)<<shift, CookieTagMask | (uint64(1)<<bits-1)<<shift
 }
 
+// PipelineCookies is the cookie and mask of every pipeline flow (not
+// the learned ones).
+func PipelineCookies() (cookie, mask uint64) {
+	return CookieTag | CookieKindFlow, CookieTagMask | cookieKindMask
+}
+
 // IsLearnedCookie reports whether a cookie marks a learned affinity flow.
 func IsLearnedCookie(c uint64) bool {
 	return c&CookieTagMask == CookieTag && c&cookieKindMask == CookieKindLearn

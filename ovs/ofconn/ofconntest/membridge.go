@@ -46,10 +46,14 @@ type Bridge struct {
 	flows  map[flowKey]*memFlow
 	groups map[uint32]*memGroup
 	counts Counts
+	reads  Reads
 	fault  Fault
 	refuse *Refusal
 	link   *memLink // the link last dialled
 	outs   []*openflow15.PacketOut
+	// byCookie indexes flows by cookie, as OVS does, for requests under an
+	// all-ones cookie mask; nil: to be built again (a commit changed flows).
+	byCookie map[uint64][]*memFlow
 }
 
 // Refusal is a fault the bridge meets at every commit until it is lifted:
@@ -73,6 +77,21 @@ func (br *Bridge) RefuseWhile(r *Refusal) {
 type Counts struct {
 	Bundles, FlowMods, GroupMods int
 	Refused                      int // bundles refused
+}
+
+// Reads counts the flow reads the bridge answered: flow description
+// requests under an all-ones cookie mask (lookups: OVS answers one from
+// its cookie index) and under any other (scans: OVS visits every flow),
+// and aggregate requests (OVS visits every flow).
+type Reads struct {
+	FlowLookups, FlowScans, Aggregates int
+}
+
+// Reads returns the flow reads answered so far.
+func (br *Bridge) Reads() Reads {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	return br.reads
 }
 
 // Fault is a failure the next bundle meets.
@@ -244,7 +263,7 @@ func (br *Bridge) transactLocked(b *ofconn.Batch, around func(commit func() erro
 				return addRefusal(nil, b, i, r)
 			}
 		}
-		br.flows, br.groups = flows, groups
+		br.flows, br.groups, br.byCookie = flows, groups, nil
 		br.counts.Bundles++
 		br.counts.FlowMods += len(b.FlowAdds) + len(b.FlowDeletes)
 		br.counts.GroupMods += len(b.GroupAdds) + len(b.GroupModifies) + len(b.GroupDeletes)

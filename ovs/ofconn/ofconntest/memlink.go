@@ -62,7 +62,7 @@ func (l *memLink) Transact(_ context.Context, b *ofconn.Batch, beforeCommit func
 }
 
 // multipart answers a flow or group description request, or a group
-// statistics one.
+// or aggregate statistics one.
 func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry func([]byte) error) error {
 	l.br.mu.Lock()
 	defer l.br.mu.Unlock()
@@ -72,24 +72,27 @@ func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry fu
 	var b []byte
 	switch typ {
 	case openflow15.MultipartType_FlowDesc:
-		if len(body) < ofconn.FlowDescRequestLen {
-			return refusal{openflow15.ET_BAD_REQUEST, openflow15.BRC_BAD_LEN}
+		flows, err := l.br.flowsAsked(body)
+		if len(body) >= ofconn.FlowDescRequestLen && binary.BigEndian.Uint64(body[24:]) == ^uint64(0) {
+			l.br.reads.FlowLookups++
+		} else {
+			l.br.reads.FlowScans++
 		}
-		table, cookie, mask := body[0], binary.BigEndian.Uint64(body[16:]), binary.BigEndian.Uint64(body[24:])
-		keys := slices.SortedFunc(maps.Keys(l.br.flows), func(a, b flowKey) int {
-			if a.table != b.table {
-				return int(a.table) - int(b.table)
-			}
-			return int(b.priority) - int(a.priority)
-		})
-		for _, k := range keys {
-			f := l.br.flows[k]
-			if (table == openflow15.OFPTT_ALL || table == k.table) && f.cookie&mask == cookie&mask {
-				if err := entry(appendFlowDesc(b[:0], f)); err != nil {
-					return err
-				}
+		if err != nil {
+			return err
+		}
+		for _, f := range flows {
+			if err := entry(appendFlowDesc(b[:0], f)); err != nil {
+				return err
 			}
 		}
+	case openflow15.MultipartType_AggregateStats:
+		l.br.reads.Aggregates++
+		flows, err := l.br.flowsAsked(body)
+		if err != nil {
+			return err
+		}
+		return entry(ofconn.AppendAggregateStats(b, len(flows)))
 	case openflow15.MultipartType_GroupDesc:
 		if len(body) < 4 {
 			return refusal{openflow15.ET_BAD_REQUEST, openflow15.BRC_BAD_LEN}
@@ -133,4 +136,42 @@ func (l *memLink) Send(msg util.Message) error {
 	}
 	l.br.outs = append(l.br.outs, po)
 	return nil
+}
+
+// flowsAsked is the flows a flow description or aggregate request asks
+// for (table, cookie under mask), by table and then by falling priority.
+// Under an all-ones mask the cookie is looked up, as OVS looks it up.
+// Called with br.mu held.
+func (br *Bridge) flowsAsked(body []byte) ([]*memFlow, error) {
+	if len(body) < ofconn.FlowDescRequestLen {
+		return nil, refusal{openflow15.ET_BAD_REQUEST, openflow15.BRC_BAD_LEN}
+	}
+	table, cookie, mask := body[0], binary.BigEndian.Uint64(body[16:]), binary.BigEndian.Uint64(body[24:])
+	var candidates []*memFlow
+	if mask == ^uint64(0) {
+		candidates = slices.Clone(br.cookieIndex()[cookie])
+	} else {
+		candidates = slices.Collect(maps.Values(br.flows))
+	}
+	candidates = slices.DeleteFunc(candidates, func(f *memFlow) bool {
+		return (table != openflow15.OFPTT_ALL && table != f.key.table) || f.cookie&mask != cookie&mask
+	})
+	slices.SortFunc(candidates, func(a, b *memFlow) int {
+		if a.key.table != b.key.table {
+			return int(a.key.table) - int(b.key.table)
+		}
+		return int(b.key.priority) - int(a.key.priority)
+	})
+	return candidates, nil
+}
+
+// cookieIndex returns the flows by cookie, built once per commit.
+func (br *Bridge) cookieIndex() map[uint64][]*memFlow {
+	if br.byCookie == nil {
+		br.byCookie = make(map[uint64][]*memFlow, len(br.flows))
+		for _, f := range br.flows {
+			br.byCookie[f.cookie] = append(br.byCookie[f.cookie], f)
+		}
+	}
+	return br.byCookie
 }
