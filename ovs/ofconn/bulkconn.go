@@ -211,13 +211,16 @@ func (bc *bulkConn) MultipartEach(ctx context.Context, typ uint16, bodies [][]by
 	bc.events = bc.events[:0]
 	bc.mu.Unlock()
 	first := bc.xid + 1
-	var reqs [][]byte
+	size := 0
 	for _, body := range bodies {
-		xid := bc.nextXID()
-		req := appendOFHeader(nil, openflow15.Type_MultiPartRequest, xid, ofHeaderLen+mpHeaderLen+len(body))
-		req = binary.BigEndian.AppendUint16(req, typ)
-		req = append(req, 0, 0, 0, 0, 0, 0)
-		reqs = append(reqs, append(req, body...))
+		size += ofHeaderLen + mpHeaderLen + len(body)
+	}
+	reqs := make([]byte, 0, size) // one write of every request
+	for _, body := range bodies {
+		reqs = appendOFHeader(reqs, openflow15.Type_MultiPartRequest, bc.nextXID(), ofHeaderLen+mpHeaderLen+len(body))
+		reqs = binary.BigEndian.AppendUint16(reqs, typ)
+		reqs = append(reqs, 0, 0, 0, 0, 0, 0)
+		reqs = append(reqs, body...)
 	}
 	last := bc.xid
 	var failed error
@@ -238,7 +241,7 @@ func (bc *bulkConn) MultipartEach(ctx context.Context, typ uint16, bodies [][]by
 		bc.parts = nil
 		bc.partsMu.Unlock()
 	}
-	if err := bc.send(reqs...); err != nil {
+	if err := bc.send(reqs); err != nil {
 		stop()
 		return err
 	}
