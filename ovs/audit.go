@@ -2,7 +2,6 @@ package ovs
 
 import (
 	"context"
-	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -61,11 +60,9 @@ type auditResult struct {
 
 // hostCopy is the model's host side as an audit brings the host to it.
 type hostCopy struct {
-	cfg       hostnet.Config
-	frontends []netip.Addr
-	captures  []hostnet.Capture
-	nodePorts []hostnet.ProtoPort
-	gen       uint64
+	cfg  hostnet.Config
+	side engine.HostSide
+	gen  uint64
 }
 
 // Resync implements dataplanes.Auditor: it applies the delta and commits
@@ -93,9 +90,7 @@ func (d *Driver) startAuditLocked() {
 	}
 	st := d.model.State()
 	view := st.BeginAudit()
-	keep := d.model.RoutesFrontend
-	h := hostCopy{cfg: d.hostCfg, frontends: d.model.Host().FrontendList(keep), captures: d.model.Host().CaptureList(keep),
-		nodePorts: d.model.Host().NodePortList(), gen: d.hostGen}
+	h := hostCopy{cfg: d.hostCfg, side: d.model.Host().Side(d.model.RoutesFrontend), gen: d.hostGen}
 	d.audit.running = true
 	d.audit.wg.Add(1)
 	go func() {
@@ -124,6 +119,8 @@ func (d *Driver) runAudit(view *engine.AuditView, h hostCopy) *auditResult {
 	}()
 	d.auditStage("begin")
 	start := time.Now()
+	view.Prepare() // sorted here, not under the lock
+	h.side.Sort()
 	r := &auditResult{hostGen: h.gen}
 	flows, err := d.auditFlows(ctx, view)
 	var groups []ofconn.GroupInfo
@@ -136,7 +133,7 @@ func (d *Driver) runAudit(view *engine.AuditView, h hostCopy) *auditResult {
 	// After the bridge, not alongside: the audit paces itself, so that a
 	// change in between finds the CPUs (two here) free.
 	d.hostMu.Lock()
-	r.hostErr = d.host.Sync(ctx, h.cfg, h.frontends, h.captures, h.nodePorts)
+	r.hostErr = d.host.Sync(ctx, h.cfg, h.side.Frontends, h.side.Captures, h.side.NodePorts)
 	d.hostMu.Unlock()
 	r.took = time.Since(start)
 	return r

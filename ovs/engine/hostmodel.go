@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -122,28 +123,75 @@ func (h *HostModel) SetNodeIPs(ips []netip.Addr, sps map[graph.ServicePortName]*
 	}
 }
 
-// FrontendList lists the frontends the host routes (keep filters).
+// FrontendList lists the frontends the host routes (keep filters),
+// sorted.
 func (h *HostModel) FrontendList(keep func(netip.Addr) bool) []netip.Addr {
-	out := make([]netip.Addr, 0, len(h.frontends))
-	for ip := range h.frontends {
-		if keep(ip) {
-			out = append(out, ip)
-		}
-	}
-	slices.SortFunc(out, func(a, b netip.Addr) int { return a.Compare(b) })
+	out := h.frontendsKept(keep)
+	sortFrontends(out)
 	return out
 }
 
 // CaptureList lists the captured ports (keep filters their addresses),
 // sorted.
 func (h *HostModel) CaptureList(keep func(netip.Addr) bool) []hostnet.Capture {
+	out := h.capturesKept(keep)
+	sortCaptures(out)
+	return out
+}
+
+// NodePortList lists the ports the host DNATs, sorted.
+func (h *HostModel) NodePortList() []hostnet.ProtoPort {
+	out := slices.Collect(maps.Keys(h.nodePorts))
+	sortNodePorts(out)
+	return out
+}
+
+// HostSide is a copy of the model's host side: what a host sync brings
+// the host to.
+type HostSide struct {
+	Frontends []netip.Addr
+	Captures  []hostnet.Capture
+	NodePorts []hostnet.ProtoPort
+}
+
+// Side copies the host side (keep filters the frontends and the
+// captured ports' addresses) in no order: O(frontends) without sorting,
+// for a copy taken under the driver's lock. Sort it before a host sync.
+func (h *HostModel) Side(keep func(netip.Addr) bool) HostSide {
+	return HostSide{Frontends: h.frontendsKept(keep), Captures: h.capturesKept(keep), NodePorts: slices.Collect(maps.Keys(h.nodePorts))}
+}
+
+// Sort sorts each list, as the ...List methods return them.
+func (s HostSide) Sort() {
+	sortFrontends(s.Frontends)
+	sortCaptures(s.Captures)
+	sortNodePorts(s.NodePorts)
+}
+
+func (h *HostModel) frontendsKept(keep func(netip.Addr) bool) []netip.Addr {
+	out := make([]netip.Addr, 0, len(h.frontends))
+	for ip := range h.frontends {
+		if keep(ip) {
+			out = append(out, ip)
+		}
+	}
+	return out
+}
+
+func (h *HostModel) capturesKept(keep func(netip.Addr) bool) []hostnet.Capture {
 	out := make([]hostnet.Capture, 0, len(h.captures))
 	for cp := range h.captures {
 		if keep(cp.IP) {
 			out = append(out, cp)
 		}
 	}
-	slices.SortFunc(out, func(a, b hostnet.Capture) int {
+	return out
+}
+
+func sortFrontends(s []netip.Addr) { slices.SortFunc(s, netip.Addr.Compare) }
+
+func sortCaptures(s []hostnet.Capture) {
+	slices.SortFunc(s, func(a, b hostnet.Capture) int {
 		if c := a.IP.Compare(b.IP); c != 0 {
 			return c
 		}
@@ -152,22 +200,15 @@ func (h *HostModel) CaptureList(keep func(netip.Addr) bool) []hostnet.Capture {
 		}
 		return int(a.Port) - int(b.Port)
 	})
-	return out
 }
 
-// NodePortList lists the ports the host DNATs, sorted.
-func (h *HostModel) NodePortList() []hostnet.ProtoPort {
-	out := make([]hostnet.ProtoPort, 0, len(h.nodePorts))
-	for p := range h.nodePorts {
-		out = append(out, p)
-	}
-	slices.SortFunc(out, func(a, b hostnet.ProtoPort) int {
+func sortNodePorts(s []hostnet.ProtoPort) {
+	slices.SortFunc(s, func(a, b hostnet.ProtoPort) int {
 		if c := strings.Compare(a.Proto, b.Proto); c != 0 {
 			return c
 		}
 		return int(a.Port) - int(b.Port)
 	})
-	return out
 }
 
 // Pending is what changed since the last commit: frontends to add (true)

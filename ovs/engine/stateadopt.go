@@ -84,11 +84,14 @@ type auditMarks struct {
 
 // AuditView is the installed view as an audit began, which the audit
 // compares what it reads against outside the driver's lock (Compare),
-// and the flow cookies and group IDs it is to look up: every one
-// installed or wanted, sorted.
+// and, once Prepare has listed them, the flow cookies and group IDs it is
+// to look up, sorted: every flow installed (a flow wanted but not
+// installed that the bridge holds shows in the audit's count:
+// AuditUnread), every group installed or wanted.
 type AuditView struct {
 	flows   map[uint64]bool
 	groups  map[uint32]uint64
+	wanted  []uint32 // groups wanted, not installed
 	Cookies []uint64
 	IDs     []uint32
 }
@@ -111,34 +114,32 @@ type GroupRead struct {
 func (d AuditDrift) Len() int { return len(d.Flows) + len(d.Groups) }
 
 // BeginAudit starts an audit: a read-back taken while commits go on (the
-// driver's periodic audit reads the bridge in slices, off the change
+// driver's periodic audit reads the bridge in parts, off the change
 // path). From now on commits record what they change. The view it
-// returns is a copy (O(installed)); the audit reads and compares outside
-// the lock.
+// returns is a copy of the installed maps and the wanted groups' IDs
+// (O(installed), no sorting: it is taken under the driver's lock); the
+// audit prepares, reads and compares outside the lock.
 func (s *State) BeginAudit() *AuditView {
 	s.audit = &auditMarks{flows: map[uint64]bool{}, groups: map[uint32]bool{}}
-	v := &AuditView{flows: maps.Clone(s.installedFlows), groups: maps.Clone(s.installedGroups),
-		IDs: make([]uint32, 0, len(s.installedGroups)+len(s.groups)/8)}
-	for id := range s.installedGroups {
-		v.IDs = append(v.IDs, id)
-	}
+	v := &AuditView{flows: maps.Clone(s.installedFlows), groups: maps.Clone(s.installedGroups)}
 	for id := range s.groups {
 		if _, ok := s.installedGroups[id]; !ok {
-			v.IDs = append(v.IDs, id)
+			v.wanted = append(v.wanted, id)
 		}
 	}
-	slices.Sort(v.IDs)
-	v.Cookies = make([]uint64, 0, len(s.installedFlows)+len(s.flows)/8)
-	for c := range s.installedFlows {
-		v.Cookies = append(v.Cookies, c)
-	}
-	for c := range s.flows {
-		if !s.installedFlows[c] {
-			v.Cookies = append(v.Cookies, c)
-		}
-	}
-	slices.Sort(v.Cookies)
 	return v
+}
+
+// Prepare lists the cookies and the group IDs the audit looks up, sorted.
+// It needs no lock.
+func (v *AuditView) Prepare() {
+	v.Cookies = slices.Sorted(maps.Keys(v.flows))
+	v.IDs = make([]uint32, 0, len(v.groups)+len(v.wanted))
+	for id := range v.groups {
+		v.IDs = append(v.IDs, id)
+	}
+	v.IDs = append(v.IDs, v.wanted...)
+	slices.Sort(v.IDs)
 }
 
 // Compare is where what the audit read (every flow with the driver's tag,

@@ -68,6 +68,7 @@ func TestEndAuditKeepsWhatCommitsChanged(t *testing.T) {
 			s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2}, nil)
 			commit(s)
 			view := s.BeginAudit()
+			view.Prepare()
 			if tc.meanwhile != nil {
 				tc.meanwhile(s)
 			}
