@@ -229,18 +229,30 @@ const (
 // lookUpAside reads the flows of cookies over the aside connection,
 // outside the driver's lock.
 func lookUpAside(ctx context.Context, aside *ofconn.Conn, cookies []uint64) ([]ofconn.FlowInfo, error) {
-	flows := make([]ofconn.FlowInfo, 0, len(cookies))
-	for len(cookies) > 0 {
-		n := min(auditLookupChunk, len(cookies))
-		part, err := aside.DescribeFlows(ctx, cookies[:n], auditLookupChunk)
-		if err != nil {
-			return nil, fmt.Errorf("reading installed flows: %w", err)
-		}
-		flows = append(flows, part...)
-		cookies = cookies[n:]
-		time.Sleep(auditPause)
+	flows, err := pacedInChunks(cookies, auditLookupChunk, func(part []uint64) ([]ofconn.FlowInfo, error) {
+		return aside.DescribeFlows(ctx, part, auditLookupChunk)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading installed flows: %w", err)
 	}
 	return flows, nil
+}
+
+// pacedInChunks reads what keys name, a chunk of them at a time, pausing
+// auditPause after each.
+func pacedInChunks[K, V any](keys []K, chunk int, read func([]K) ([]V, error)) ([]V, error) {
+	out := make([]V, 0, len(keys))
+	for len(keys) > 0 {
+		n := min(chunk, len(keys))
+		part, err := read(keys[:n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+		keys = keys[n:]
+		time.Sleep(auditPause)
+	}
+	return out, nil
 }
 
 // scanAside reads every flow with the tag over the aside connection, in
@@ -265,16 +277,11 @@ func scanAside(ctx context.Context, aside *ofconn.Conn, expect int) ([]ofconn.Fl
 
 // groupsAside reads the groups of ids over the aside connection.
 func groupsAside(ctx context.Context, aside *ofconn.Conn, ids []uint32) ([]ofconn.GroupInfo, error) {
-	groups := make([]ofconn.GroupInfo, 0, len(ids))
-	for len(ids) > 0 {
-		n := min(auditGroupChunk, len(ids))
-		part, err := aside.DescribeGroups(ctx, ids[:n], auditGroupChunk)
-		if err != nil {
-			return nil, fmt.Errorf("reading installed groups: %w", err)
-		}
-		groups = append(groups, part...)
-		ids = ids[n:]
-		time.Sleep(auditPause)
+	groups, err := pacedInChunks(ids, auditGroupChunk, func(part []uint32) ([]ofconn.GroupInfo, error) {
+		return aside.DescribeGroups(ctx, part, auditGroupChunk)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading installed groups: %w", err)
 	}
 	return groups, nil
 }

@@ -41,14 +41,7 @@ func auditUnderChanges(b *testing.B, ctx context.Context, o *ovstest.OVS, d *Dri
 		select {
 		case <-done:
 		case <-time.After(10 * time.Millisecond):
-			tr.UpsertEndpointSlice(versions[i%2])
-			bt := tr.Next(false)
-			t0 := time.Now()
-			if err := d.Apply(ctx, bt.Delta); err != nil {
-				b.Fatal(err)
-			}
-			took = append(took, time.Since(t0))
-			tr.Commit(bt)
+			took = append(took, timedChange(b, ctx, d, tr, versions[i%2]))
 			continue
 		}
 		break

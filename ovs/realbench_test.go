@@ -53,6 +53,20 @@ func benchDriver(b testing.TB, ctx context.Context) (*ovstest.OVS, *Driver) {
 	return o, d
 }
 
+// timedChange hands the driver one slice's new version and returns how
+// long its Apply took.
+func timedChange(b *testing.B, ctx context.Context, d *Driver, tr *tracker.Tracker, v *object.EndpointSlice) time.Duration {
+	tr.UpsertEndpointSlice(v)
+	bt := tr.Next(false)
+	t0 := time.Now()
+	if err := d.Apply(ctx, bt.Delta); err != nil {
+		b.Fatal(err)
+	}
+	took := time.Since(t0)
+	tr.Commit(bt)
+	return took
+}
+
 // percentile is the p-th percentile of ds, in ms.
 func percentile(ds []time.Duration, p int) float64 {
 	ds = slices.Clone(ds)
@@ -104,17 +118,10 @@ func realOVSScenario(b *testing.B, n, changes int) {
 	inOVS := make([]time.Duration, 0, changes)
 	settle := make([]time.Duration, 0, changes)
 	for i := range changes {
-		tr.UpsertEndpointSlice(versions[i%2])
-		bt := tr.Next(false)
-		t0 := time.Now()
-		if err := d.Apply(ctx, bt.Delta); err != nil {
-			b.Fatal(err)
-		}
-		took = append(took, time.Since(t0))
+		took = append(took, timedChange(b, ctx, d, tr, versions[i%2]))
 		commit, settled := bundles.since(b)
 		inOVS = append(inOVS, commit)
 		settle = append(settle, settled)
-		tr.Commit(bt)
 	}
 	after := d.conn.Stats()
 
