@@ -229,30 +229,11 @@ const (
 // lookUpAside reads the flows of cookies over the aside connection,
 // outside the driver's lock.
 func lookUpAside(ctx context.Context, aside *ofconn.Conn, cookies []uint64) ([]ofconn.FlowInfo, error) {
-	flows, err := pacedInChunks(cookies, auditLookupChunk, func(part []uint64) ([]ofconn.FlowInfo, error) {
-		return aside.DescribeFlows(ctx, part, auditLookupChunk)
-	})
+	flows, err := aside.DescribeFlows(ctx, cookies, ofconn.Paced{Chunk: auditLookupChunk, Pause: auditPause})
 	if err != nil {
 		return nil, fmt.Errorf("reading installed flows: %w", err)
 	}
 	return flows, nil
-}
-
-// pacedInChunks reads what keys name, a chunk of them at a time, pausing
-// auditPause after each.
-func pacedInChunks[K, V any](keys []K, chunk int, read func([]K) ([]V, error)) ([]V, error) {
-	out := make([]V, 0, len(keys))
-	for len(keys) > 0 {
-		n := min(chunk, len(keys))
-		part, err := read(keys[:n])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, part...)
-		keys = keys[n:]
-		time.Sleep(auditPause)
-	}
-	return out, nil
 }
 
 // scanAside reads every flow with the tag over the aside connection, in
@@ -277,9 +258,7 @@ func scanAside(ctx context.Context, aside *ofconn.Conn, expect int) ([]ofconn.Fl
 
 // groupsAside reads the groups of ids over the aside connection.
 func groupsAside(ctx context.Context, aside *ofconn.Conn, ids []uint32) ([]ofconn.GroupInfo, error) {
-	groups, err := pacedInChunks(ids, auditGroupChunk, func(part []uint32) ([]ofconn.GroupInfo, error) {
-		return aside.DescribeGroups(ctx, part, auditGroupChunk)
-	})
+	groups, err := aside.DescribeGroups(ctx, ids, ofconn.Paced{Chunk: auditGroupChunk, Pause: auditPause})
 	if err != nil {
 		return nil, fmt.Errorf("reading installed groups: %w", err)
 	}

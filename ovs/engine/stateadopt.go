@@ -144,20 +144,24 @@ func (v *AuditView) Prepare() {
 
 // Compare is where what the audit read (every flow with the driver's tag,
 // or the flows of v.Cookies when it holds no other; the groups of v.IDs)
-// differs from the view. It needs no lock.
+// differs from the view, after Prepare. It needs no lock.
 func (v *AuditView) Compare(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) AuditDrift {
 	d := AuditDrift{Flows: map[uint64]bool{}, Groups: map[uint32]GroupRead{}}
-	read := make(map[uint64]bool, len(flows))
+	read := make([]uint64, 0, len(flows)) // sorted, then walked beside v.Cookies
 	for _, f := range flows {
 		if f.Cookie&of.CookieTagMask == of.CookieTag && !of.IsLearnedCookie(f.Cookie) {
-			read[f.Cookie] = true
+			read = append(read, f.Cookie)
 			if !v.flows[f.Cookie] {
 				d.Flows[f.Cookie] = true
 			}
 		}
 	}
-	for c := range v.flows {
-		if !read[c] {
+	slices.Sort(read) // the lookups' order already
+	for _, c := range v.Cookies {
+		for len(read) > 0 && read[0] < c {
+			read = read[1:]
+		}
+		if len(read) == 0 || read[0] != c {
 			d.Flows[c] = false
 		}
 	}

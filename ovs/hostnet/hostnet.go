@@ -170,8 +170,16 @@ func (c Config) captureRoutes(captures []Capture, whole map[netip.Prefix]Route) 
 
 // Routes lists every route the configuration, the frontends routed whole
 // (ClusterIPs) and the captured ports call for, by destination.
+// The map is sized for the ClusterIPs that have a route of their own
+// (none inside the service CIDRs): a periodic resync builds it anew.
 func (c Config) Routes(frontends []netip.Addr, captures []Capture) map[netip.Prefix]Route {
-	out := make(map[netip.Prefix]Route, len(frontends)+8)
+	own := 0
+	for _, ip := range frontends {
+		if _, ok := c.clusterIPRoute(ip); ok {
+			own++
+		}
+	}
+	out := make(map[netip.Prefix]Route, own+8)
 	for _, ip := range frontends {
 		if r, ok := c.clusterIPRoute(ip); ok {
 			out[r.Dst] = r

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"time"
 
 	"antrea.io/libOpenflow/openflow15"
 )
@@ -46,19 +48,28 @@ type multipartEacher interface {
 	MultipartEach(ctx context.Context, typ uint16, bodies [][]byte, entry func([]byte) error) error
 }
 
+// Paced is how a description's requests go out: Chunk of them to a
+// write (at least one), and Pause between two writes, leaving the CPUs to
+// other work (the driver's changes, OVS's own); no pause when zero. One
+// call reads every chunk, with the same buffers.
+type Paced struct {
+	Chunk int
+	Pause time.Duration
+}
+
 // DescribeGroups lists the groups of ids that the bridge holds, with
 // their buckets' IDs (an ID it does not hold is left out), asking for
 // each by its ID: the switch answers each request on its own, so a
 // bundle on another connection is taken between two (a dump of every
 // group is answered in one pass: ~70 ms at 11k groups, docs/scale.md).
-// The requests go in one write per chunk of ids.
-func (c *Conn) DescribeGroups(ctx context.Context, ids []uint32, chunk int) ([]GroupInfo, error) {
+// The groups' bucket IDs share a few large arrays.
+func (c *Conn) DescribeGroups(ctx context.Context, ids []uint32, p Paced) ([]GroupInfo, error) {
 	out := make([]GroupInfo, 0, len(ids))
 	var bucketIDs []uint32
 	body := func(i int, b []byte) []byte {
 		return binary.BigEndian.AppendUint64(b, uint64(ids[i])<<32) // group_id, pad
 	}
-	err := c.describeEach(ctx, openflow15.MultipartType_GroupDesc, len(ids), chunk, body, func(e []byte) error {
+	err := c.describeEach(ctx, openflow15.MultipartType_GroupDesc, len(ids), p, body, func(e []byte) error {
 		g, more, err := groupDesc(e, bucketIDs)
 		if err != nil {
 			return err
@@ -73,18 +84,25 @@ func (c *Conn) DescribeGroups(ctx context.Context, ids []uint32, chunk int) ([]G
 	return out, nil
 }
 
-// describeEach sends n multipart requests of one type, one write per
-// chunk of them, and hands every entry of every reply to entry. body
-// appends the i-th request's body to b.
-func (c *Conn) describeEach(ctx context.Context, typ uint16, n, chunk int, body func(i int, b []byte) []byte, entry func([]byte) error) error {
-	chunk = max(chunk, 1)
+// describeEach sends n multipart requests of one type, paced, and hands
+// every entry of every reply to entry. body appends the i-th request's
+// body to b. The requests of a chunk are built in one buffer, sized after
+// the first request and kept for every chunk.
+func (c *Conn) describeEach(ctx context.Context, typ uint16, n int, p Paced, body func(i int, b []byte) []byte, entry func([]byte) error) error {
+	chunk := max(p.Chunk, 1)
 	var buf []byte
-	var ends []int
+	ends := make([]int, 0, min(chunk, n))
 	bodies := make([][]byte, 0, min(chunk, n))
 	for from := 0; from < n; from += chunk {
+		if from > 0 && !pause(ctx, p.Pause) {
+			return ctx.Err()
+		}
 		buf, ends, bodies = buf[:0], ends[:0], bodies[:0]
 		for i := from; i < min(from+chunk, n); i++ {
 			buf = body(i, buf)
+			if i == 0 {
+				buf = slices.Grow(buf, len(buf)*(min(chunk, n)-1))
+			}
 			ends = append(ends, len(buf))
 		}
 		at := 0
@@ -108,4 +126,19 @@ func (c *Conn) describeEach(ctx context.Context, typ uint16, n, chunk int, body 
 		}
 	}
 	return nil
+}
+
+// pause waits d, or until ctx is done (false).
+func pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

@@ -64,7 +64,7 @@ func TestAsideReadsEqualTheWholeDumps(t *testing.T) {
 	slices.Sort(cookies)
 	cookies = slices.Insert(cookies, 300, cookies[300]^1) // one the bridge lacks
 	for _, chunk := range []int{1, 7, 256, 1000} {
-		got, err := aside.DescribeFlows(ctx, cookies, chunk)
+		got, err := aside.DescribeFlows(ctx, cookies, Paced{Chunk: chunk})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestAsideReadsEqualTheWholeDumps(t *testing.T) {
 	asked := append(slices.Clone(ids[:300]), 0x5900ffff) // one the bridge lacks
 	asked = append(asked, ids[300:]...)
 	for _, chunk := range []int{1, 7, 128, 1000} {
-		got, err := aside.DescribeGroups(ctx, asked, chunk)
+		got, err := aside.DescribeGroups(ctx, asked, Paced{Chunk: chunk, Pause: time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestAsideReadsEqualTheWholeDumps(t *testing.T) {
 	if err := c.Commit(ctx, &Batch{GroupDeletes: ids[:1]}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := aside.DescribeGroups(ctx, ids[:2], 128); err != nil || len(got) != 1 || got[0].ID != ids[1] {
+	if got, err := aside.DescribeGroups(ctx, ids[:2], Paced{Chunk: 128}); err != nil || len(got) != 1 || got[0].ID != ids[1] {
 		t.Fatalf("after deleting group %d, asking for it and the next: %+v, %v", ids[0], got, err)
 	}
 }

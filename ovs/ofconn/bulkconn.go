@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,6 +36,9 @@ type bulkConn struct {
 	// under way (set, and called, under partsMu).
 	partsMu sync.Mutex
 	parts   func(xid uint32, body []byte)
+	// reqs is MultipartEach's buffer, kept from one call to the next (a
+	// Conn uses its Link under its bulkMu: one call at a time).
+	reqs []byte
 }
 
 // event is an error, a bundle control reply or the end of a multipart
@@ -215,13 +219,14 @@ func (bc *bulkConn) MultipartEach(ctx context.Context, typ uint16, bodies [][]by
 	for _, body := range bodies {
 		size += ofHeaderLen + mpHeaderLen + len(body)
 	}
-	reqs := make([]byte, 0, size) // one write of every request
+	reqs := slices.Grow(bc.reqs[:0], size) // one write of every request
 	for _, body := range bodies {
 		reqs = appendOFHeader(reqs, openflow15.Type_MultiPartRequest, bc.nextXID(), ofHeaderLen+mpHeaderLen+len(body))
 		reqs = binary.BigEndian.AppendUint16(reqs, typ)
 		reqs = append(reqs, 0, 0, 0, 0, 0, 0)
 		reqs = append(reqs, body...)
 	}
+	bc.reqs = reqs
 	last := bc.xid
 	var failed error
 	bc.partsMu.Lock()

@@ -21,14 +21,13 @@ import (
 
 // DescribeFlows lists the flows that the bridge holds with each of
 // cookies, asking for each cookie on its own (all-ones mask); a cookie
-// it does not hold is left out. The requests go in one write per chunk
-// of cookies.
-func (c *Conn) DescribeFlows(ctx context.Context, cookies []uint64, chunk int) ([]FlowInfo, error) {
+// it does not hold is left out.
+func (c *Conn) DescribeFlows(ctx context.Context, cookies []uint64, p Paced) ([]FlowInfo, error) {
 	out := make([]FlowInfo, 0, len(cookies))
 	body := func(i int, b []byte) []byte {
 		return appendFlowDescRequest(b, openflow15.OFPTT_ALL, cookies[i], ^uint64(0))
 	}
-	err := c.describeEach(ctx, openflow15.MultipartType_FlowDesc, len(cookies), chunk, body, func(e []byte) error {
+	err := c.describeEach(ctx, openflow15.MultipartType_FlowDesc, len(cookies), p, body, func(e []byte) error {
 		f, err := flowInfo(e)
 		out = append(out, f)
 		return err

@@ -81,7 +81,7 @@ func TestFlowReadsAgreeWithOVS(t *testing.T) {
 		var a answers
 		var err error
 		absent := flows[0].Cookie() ^ 1
-		if a.LookedUp, err = c.DescribeFlows(ctx, []uint64{flows[3].Cookie(), absent, flows[1].Cookie()}, 2); err != nil {
+		if a.LookedUp, err = c.DescribeFlows(ctx, []uint64{flows[3].Cookie(), absent, flows[1].Cookie()}, ofconn.Paced{Chunk: 2}); err != nil {
 			t.Fatal(err)
 		}
 		pipeline, mask := of.PipelineCookies()
