@@ -41,6 +41,7 @@ type cluster struct {
 
 	t       testing.TB
 	api     *process
+	etcd    *process
 	apiBin  string
 	apiArgs []string
 	starts  int
@@ -162,7 +163,7 @@ func startClusterWith(t testing.TB, o clusterOptions) *cluster {
 	if err := os.WriteFile(tokens, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{URL: fmt.Sprintf("https://%s", net.JoinHostPort(o.IP, fmt.Sprint(apiPort))), CAFile: p.CAFile, dir: dir, t: t,
+	c := &cluster{URL: fmt.Sprintf("https://%s", net.JoinHostPort(o.IP, fmt.Sprint(apiPort))), CAFile: p.CAFile, dir: dir, t: t, etcd: etcd,
 		apiBin: filepath.Join(bins, "kube-apiserver"), pki: p, opts: o}
 	c.apiArgs = overrideFlags([]string{
 		"--bind-address=" + bind, fmt.Sprintf("--secure-port=%d", apiPort), "--advertise-address=" + o.IP,

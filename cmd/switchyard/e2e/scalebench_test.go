@@ -222,7 +222,15 @@ func (s *scaleRun) alone(b *testing.B) {
 	from := time.Now()
 	rss := sampleRSS(p.proc.PID(), time.Second)
 	churn(b, s.bulk, s.syn, scaleChurn, false)
+	var cpu *cpuTimeline
+	if s.profiles != "" {
+		cpu = startCPUTimeline(cpuSplit{"switchyard": pidCPU(p.proc.PID()), "apiserver": pidCPU(s.cluster.api.cmd.Process.Pid),
+			"etcd": pidCPU(s.cluster.etcd.cmd.Process.Pid), "vswitchd": s.world.Node1.OVS.VswitchdCPU, "bench": pidCPU(os.Getpid())})
+	}
 	fast := s.changes.follow(b, scaleProbes, s.viaSwitchyard)[s.viaSwitchyard.name]
+	if cpu != nil {
+		cpu.Stop()
+	}
 	for time.Since(from) < 3*scaleSyncPeriod+5*time.Second {
 		time.Sleep(time.Second)
 	}
@@ -230,7 +238,7 @@ func (s *scaleRun) alone(b *testing.B) {
 	b.Logf("RSS samples, MiB, every second (churn, probes, resyncs every %v): %.0f", scaleSyncPeriod, samples)
 	if s.profiles != "" {
 		saveProfile(b, p.proc, filepath.Join(s.profiles, fmt.Sprintf("api-heap-%d.prof", s.n)))
-		saveFollowed(b, p.proc, filepath.Join(s.profiles, fmt.Sprintf("api-follow-%d.txt", s.n)), s.changes.at, fast)
+		saveFollowed(b, p.proc, filepath.Join(s.profiles, fmt.Sprintf("api-follow-%d.txt", s.n)), s.changes.at, fast, cpu)
 	}
 	body, _ := p.metrics()
 	reportPercentiles(b, fast, "write-to-traffic")

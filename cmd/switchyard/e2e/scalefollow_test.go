@@ -91,9 +91,10 @@ func (c *probeChanges) follow(b *testing.B, n int, probers ...prober) map[string
 }
 
 // saveFollowed writes each change's write time and how long traffic took
-// to follow it, slowest first, then the process's log (--v=2: every sync,
-// with its time): where a slow change's time went.
-func saveFollowed(b *testing.B, proc *ovstest.Process, path string, at []time.Time, took []time.Duration) {
+// to follow it, slowest first, with the CPU each process used meanwhile
+// (cpu, when not nil), then the process's log (--v=2: every sync, with
+// its time): where a slow change's time went.
+func saveFollowed(b *testing.B, proc *ovstest.Process, path string, at []time.Time, took []time.Duration, cpu *cpuTimeline) {
 	order := make([]int, len(took))
 	for i := range order {
 		order[i] = i
@@ -101,7 +102,11 @@ func saveFollowed(b *testing.B, proc *ovstest.Process, path string, at []time.Ti
 	slices.SortFunc(order, func(i, j int) int { return int(took[j] - took[i]) })
 	var out strings.Builder
 	for _, i := range order {
-		fmt.Fprintf(&out, "change %d written %s followed in %v\n", i, at[i].Format("15:04:05.000000"), took[i])
+		fmt.Fprintf(&out, "change %d written %s followed in %v", i, at[i].Format("15:04:05.000000"), took[i])
+		if cpu != nil {
+			fmt.Fprintf(&out, "; %s", cpu.Within(at[i], at[i].Add(took[i])))
+		}
+		out.WriteString("\n")
 	}
 	out.WriteString("\n" + proc.LogTail(20000))
 	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
