@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/switchyard-proxy/switchyard/cmd/switchyard/app/health"
@@ -45,21 +44,6 @@ func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
 	// numbers.
 	p.mem.release()
 	return err
-}
-
-// memoryReleaser collects the heap's garbage and hands the memory back
-// to the OS, in the background, one collection at a time.
-type memoryReleaser struct {
-	running atomic.Bool
-}
-
-func (m *memoryReleaser) release() {
-	if m.running.CompareAndSwap(false, true) {
-		go func() {
-			defer m.running.Store(false)
-			debug.FreeOSMemory()
-		}()
-	}
 }
 
 // auditingProgrammer is the programmer of a dataplanes.Auditor: the
