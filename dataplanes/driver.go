@@ -57,8 +57,8 @@ type Env struct {
 	// ReleaseMemory tells the command that the driver left much garbage
 	// behind off the change path (the OVS driver: after adopting an
 	// audit); the command collects it and hands the memory back to the
-	// OS in the background, so RSS stays near the live heap. It never
-	// blocks. nil: nothing is done.
+	// OS in the background, on one CPU, so RSS stays near the live heap.
+	// It never blocks. nil: nothing is done.
 	ReleaseMemory func()
 	// Metrics is the command's registry (served on /metrics), where a
 	// driver registers metrics of its own, named switchyard_<driver>_...;
