@@ -226,11 +226,9 @@ func (s *scaleRun) alone(b *testing.B) {
 	if s.profiles != "" {
 		cpu = startCPUTimeline(cpuSplit{"switchyard": pidCPU(p.proc.PID()), "apiserver": pidCPU(s.cluster.api.cmd.Process.Pid),
 			"etcd": pidCPU(s.cluster.etcd.cmd.Process.Pid), "vswitchd": s.world.Node1.OVS.VswitchdCPU, "bench": pidCPU(os.Getpid())})
+		defer cpu.Stop() // also when following fails
 	}
 	fast := s.changes.follow(b, scaleProbes, s.viaSwitchyard)[s.viaSwitchyard.name]
-	if cpu != nil {
-		cpu.Stop()
-	}
 	for time.Since(from) < 3*scaleSyncPeriod+5*time.Second {
 		time.Sleep(time.Second)
 	}
