@@ -45,6 +45,9 @@ type bridgeFlows struct {
 	// so a read-back that differs from it found drift.
 	known   bool
 	metrics *driverMetrics
+	// sends counts the bundles sent: an audit's count that no bundle
+	// overlapped finds it unchanged across it.
+	sends uint64
 }
 
 func newBridgeFlows(conn *ofconn.Conn, st *engine.State, follow *vswitchd.Follower) *bridgeFlows {
@@ -162,6 +165,7 @@ func (b *bridgeFlows) refusalOf(owner engine.OwnerKey, batch *ofconn.Batch, r *o
 // any other failure what it holds is not known for sure.
 func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch) error {
 	start := time.Now()
+	b.sends++
 	var beforeCommit func()
 	if b.follow != nil {
 		beforeCommit = b.follow.BeforeCommit(batch.Len())

@@ -54,6 +54,18 @@ type Bridge struct {
 	// byCookie indexes flows by cookie, as OVS does, for requests under an
 	// all-ones cookie mask; nil: to be built again (a commit changed flows).
 	byCookie map[uint64][]*memFlow
+	// beforeCount runs once, outside mu, as the next aggregate request
+	// comes, before the bridge counts (BeforeNextCount).
+	beforeCount func()
+}
+
+// BeforeNextCount has f run as the next aggregate request comes, before
+// the bridge counts its flows: what happens on another connection while
+// OVS counts.
+func (br *Bridge) BeforeNextCount(f func()) {
+	br.mu.Lock()
+	br.beforeCount = f
+	br.mu.Unlock()
 }
 
 // Refusal is a fault the bridge meets at every commit until it is lifted:

@@ -65,6 +65,12 @@ func (l *memLink) Transact(_ context.Context, b *ofconn.Batch, beforeCommit func
 // or aggregate statistics one.
 func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry func([]byte) error) error {
 	l.br.mu.Lock()
+	if f := l.br.beforeCount; f != nil && typ == openflow15.MultipartType_AggregateStats {
+		l.br.beforeCount = nil
+		l.br.mu.Unlock()
+		f()
+		l.br.mu.Lock()
+	}
 	defer l.br.mu.Unlock()
 	if l.lost {
 		return errLost
