@@ -130,10 +130,10 @@ bench: deps
 	$(GO) test -run '^$$' -bench Parse -benchmem -benchtime 3x -count 3 ./core/source/file/ | tee -a $(BIN)/bench.txt
 	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && kp=$$(hack/ensure-node.sh kube-proxy) && \
 	SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm SWITCHYARD_KUBE_PROXY_DIR=$$kp \
-		$(GO) test -run '^$$' -bench 'SwitchyardProcess|APIServerAtScale/services=(1000|10000)/' -benchtime 1x -count 3 -timeout 150m ./cmd/switchyard/e2e/ | tee -a $(BIN)/bench.txt
+		$(GO) test -run '^$$' -bench 'SwitchyardProcess|APIServerAtScale/^services=(1000|10000)$$/' -benchtime 1x -count 3 -timeout 150m ./cmd/switchyard/e2e/ | tee -a $(BIN)/bench.txt
 	@kube=$$(hack/ensure-kube.sh) && helm=$$(hack/ensure-helm.sh) && kp=$$(hack/ensure-node.sh kube-proxy) && \
 	SWITCHYARD_KUBE_DIR=$$kube SWITCHYARD_HELM=$$helm SWITCHYARD_KUBE_PROXY_DIR=$$kp \
-		$(GO) test -run '^$$' -bench 'APIServerAtScale/services=(30000|100000)/' -benchtime 1x -count 3 -timeout 360m ./cmd/switchyard/e2e/ | tee -a $(BIN)/bench.txt
+		$(GO) test -run '^$$' -bench 'APIServerAtScale/^services=(30000|100000)$$/' -benchtime 1x -count 3 -timeout 360m ./cmd/switchyard/e2e/ | tee -a $(BIN)/bench.txt
 	@kube=$$(hack/ensure-kube.sh) && $(GO) run ./hack/benchreport -in $(BIN)/bench.txt -out docs/benchmarks.md -kube-apiserver $$kube/kube-apiserver
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
