@@ -11,6 +11,19 @@ import (
 // from /proc/<pid>/status (pid 0: this process); 0 where there is no
 // /proc. Benchmarks report it next to the Go heap.
 func ProcessRSS(pid int) uint64 {
+	return processStatusBytes(pid, "VmRSS:")
+}
+
+// ProcessPeakRSS returns the highest resident set size the process has
+// had since it started (the kernel's VmHWM), in bytes; 0 where there is
+// no /proc. Unlike samples, it cannot miss a short peak.
+func ProcessPeakRSS(pid int) uint64 {
+	return processStatusBytes(pid, "VmHWM:")
+}
+
+// processStatusBytes reads one "<field> <n> kB" line of
+// /proc/<pid>/status (pid 0: this process).
+func processStatusBytes(pid int, field string) uint64 {
 	path := "/proc/self/status"
 	if pid > 0 {
 		path = "/proc/" + strconv.Itoa(pid) + "/status"
@@ -22,7 +35,7 @@ func ProcessRSS(pid int) uint64 {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(s.Text(), field); ok {
 			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10
 		}
