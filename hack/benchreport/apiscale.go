@@ -34,21 +34,30 @@ func apiScaleTargets(rs map[string]result) []target {
 	api30k := rs[size("e2e:BenchmarkAPIServerAtScale", 30000)]
 	return append(ts, target{"beside kube-proxy at 30k: switchyard ahead on first sync, write → traffic p99 and RSS (switchyard ÷ kube-proxy < 1 for each)",
 		fmt.Sprintf("%s, %s, %s", fmtvOr(api30k, "sy/kp-start-to-synced"), fmtvOr(api30k, "sy/kp-write-to-traffic-p99"), fmtvOr(api30k, "sy/kp-rss-max")),
-		verdict(api30k["sy/kp-start-to-synced"] < 1 && api30k["sy/kp-write-to-traffic-p99"] < 1 && api30k["sy/kp-rss-max"] < 1, api30k)})
+		verdictOn(api30k["sy/kp-start-to-synced"] < 1 && api30k["sy/kp-write-to-traffic-p99"] < 1 && api30k["sy/kp-rss-max"] < 1,
+			[]string{"sy/kp-start-to-synced", "sy/kp-write-to-traffic-p99", "sy/kp-rss-max"}, api30k)})
 }
 
 // targets are the limits' rows for the size's result r.
 func (l scaleLimits) targets(r result) []target {
 	return []target{
 		{fmt.Sprintf("%s through a real API server: process start to first sync done < %v s", l.labelN, l.firstSyncS),
-			fmtvOr(r, "start-to-synced-s") + " s", verdict(r["start-to-synced-s"] < l.firstSyncS, r)},
+			fmtvOr(r, "start-to-synced-s") + " s", verdictOn(r["start-to-synced-s"] < l.firstSyncS, []string{"start-to-synced-s"}, r)},
 		{fmt.Sprintf("%s through a real API server: RSS < %v MiB at every sample", l.label, l.rssMiB),
-			fmt.Sprintf("%s MiB highest of %s samples (the process's high-water mark since start, its first sync included, not a target: %s MiB)",
-				fmtvOr(r, "rss-max-MiB"), fmtvOr(r, "rss-samples"), fmtvOr(r, "rss-peak-since-start-MiB")), verdict(r["rss-max-MiB"] < l.rssMiB, r)},
+			fmt.Sprintf("%s MiB highest of %s samples (%s)", fmtvOr(r, "rss-max-MiB"), fmtvOr(r, "rss-samples"), peakNote(r)), verdictOn(r["rss-max-MiB"] < l.rssMiB, []string{"rss-max-MiB"}, r)},
 		{fmt.Sprintf("restart at %s through a real API server: no flow ever missing, none re-added", l.label),
 			fmt.Sprintf("at most %s flows missing at any of %s samples; %s re-added", fmtvOr(r, "restart-flows-missing-max"), fmtvOr(r, "restart-flow-samples"), fmtvOr(r, "restart-flows-readded")),
-			verdict(r["restart-flows-missing-max"] == 0 && r["restart-flows-readded"] == 0, r)},
+			verdictOn(r["restart-flows-missing-max"] == 0 && r["restart-flows-readded"] == 0, []string{"restart-flows-missing-max", "restart-flows-readded"}, r)},
 		{fmt.Sprintf("API write → traffic at %s, p99 < %v ms (min-sync-period 0, 300 changes)", l.label, l.writeP99Ms),
-			fmtvOr(r, "write-to-traffic-p99-ms") + " ms", verdict(r["write-to-traffic-p99-ms"] < l.writeP99Ms, r)},
+			fmtvOr(r, "write-to-traffic-p99-ms") + " ms", verdictOn(r["write-to-traffic-p99-ms"] < l.writeP99Ms, []string{"write-to-traffic-p99-ms"}, r)},
 	}
+}
+
+// peakNote says the process's RSS high-water mark since start, which
+// holds the first sync's peak: not a target, and not in older runs.
+func peakNote(r result) string {
+	if _, ok := r["rss-peak-since-start-MiB"]; !ok {
+		return "the high-water mark since start not measured in these runs"
+	}
+	return fmt.Sprintf("the process's high-water mark since start, its first sync included, not a target: %s MiB", fmtv(r["rss-peak-since-start-MiB"]))
 }

@@ -38,9 +38,18 @@ type report struct {
 
 var lineRE = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 
+// Output a benchmark logs while it runs (klog writes to stderr, which go
+// test merges) lands after the name go test printed before running it:
+// the name's line then holds that output (splitRE) and the result comes
+// on a line of its own (bareRE), which takes the name.
+var (
+	splitRE = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+(?:\D.*)?$`)
+	bareRE  = regexp.MustCompile(`^\s+\d+\s+(\d.* ns/op.*)$`)
+)
+
 func parse(r io.Reader) report {
 	out, best := results{}, results{}
-	pkg := ""
+	pkg, split := "", ""
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 1<<20), 1<<20)
 	for s.Scan() {
@@ -50,6 +59,13 @@ func parse(r io.Reader) report {
 			continue
 		}
 		m := lineRE.FindStringSubmatch(line)
+		if m == nil {
+			if sm := splitRE.FindStringSubmatch(line); sm != nil {
+				split = sm[1]
+			} else if bm := bareRE.FindStringSubmatch(line); bm != nil && split != "" {
+				m, split = []string{line, split, bm[1]}, ""
+			}
+		}
 		if m == nil {
 			continue
 		}

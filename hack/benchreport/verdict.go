@@ -35,6 +35,20 @@ func verdict(ok bool, rs ...result) string {
 	return fmt.Sprintf("met in every one of %d runs", runs)
 }
 
+// verdictOn is verdict for a test that reads units of rs: "not run" when
+// one of the results lacks one of them (a missing unit reads as 0, which
+// would pass a test of "below").
+func verdictOn(ok bool, units []string, rs ...result) string {
+	for _, r := range rs {
+		for _, u := range units {
+			if _, has := r[u]; !has {
+				return "not run"
+			}
+		}
+	}
+	return verdict(ok, rs...)
+}
+
 // same reports whether each unit had one value in every run of every
 // benchmark named by keys: the best run equals the worst everywhere.
 func (rep report) same(units []string, keys ...string) bool {

@@ -59,6 +59,21 @@ func TestVerdict(t *testing.T) {
 	}
 }
 
+// TestVerdictOnMissingUnit pins that a unit a target reads, missing from
+// a result that ran (kube-proxy not run beside switchyard), is "not run",
+// never a pass of its test on the 0 it reads as.
+func TestVerdictOnMissingUnit(t *testing.T) {
+	r := result{"sy/kp-rss-max": 0.2, "runs": 3}
+	units := []string{"sy/kp-rss-max", "sy/kp-start-to-synced"}
+	if got := verdictOn(r["sy/kp-rss-max"] < 1 && r["sy/kp-start-to-synced"] < 1, units, r); got != "not run" {
+		t.Fatalf("verdictOn = %q, want not run", got)
+	}
+	r["sy/kp-start-to-synced"] = 0.05
+	if got := verdictOn(true, units, r); got != "met in every one of 3 runs" {
+		t.Fatalf("verdictOn with every unit = %q", got)
+	}
+}
+
 // TestSame pins that a figure a target wants unchanged must be the same in
 // every run of every benchmark named.
 func TestSame(t *testing.T) {
@@ -81,5 +96,25 @@ func TestSame(t *testing.T) {
 				t.Fatalf("same = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseJoinsSplitResults pins that a result go test printed on a line
+// of its own, after output the benchmark logged behind its name, counts
+// as that benchmark's run.
+func TestParseJoinsSplitResults(t *testing.T) {
+	const out = "pkg: github.com/switchyard-proxy/switchyard/ovs\n" +
+		"BenchmarkRealOVS/services=1000/endpoints=10000-2 \t       1\t5 ns/op\t 5.0 apply-p99-ms\n" +
+		"BenchmarkRealOVS/services=1000/endpoints=10000-2 \tI1129 01:46:27.611111   16774 client.go:147] \"Created bridge\"\n" +
+		"I1129 01:46:28.000000   16774 client.go:147] \"Created bridge\"\n" +
+		"       1\t7 ns/op\t 12.0 apply-p99-ms\n" +
+		"BenchmarkRealOVS/services=1000/endpoints=10000-2 \t\n" +
+		"--- BENCH: BenchmarkRealOVS/services=1000/endpoints=10000-2\n" +
+		"       1\t6 ns/op\t 6.0 apply-p99-ms\n" +
+		"       1\t9 ns/op\t 60.0 apply-p99-ms\n"
+	rep := parse(strings.NewReader(out))
+	want := result{"ns/op": 7, "apply-p99-ms": 12, "runs": 3}
+	if d := cmp.Diff(want, rep.worst["ovs:BenchmarkRealOVS/services=1000/endpoints=10000"]); d != "" {
+		t.Fatalf("parse (-want +got):\n%s", d)
 	}
 }
