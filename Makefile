@@ -118,12 +118,12 @@ demo: build
 ## hours: three runs of each). Writes docs/benchmarks.md.
 bench: deps
 	@mkdir -p $(BIN)
-	$(GO) test -run '^$$' -bench FullBuild -benchmem -benchtime 10x ./core/tracker/ | tee $(BIN)/bench.txt
-	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 2000x ./core/tracker/ | tee -a $(BIN)/bench.txt
-	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x ./ovs/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench FullBuild -benchmem -benchtime 10x -count 3 ./core/tracker/ | tee $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 2000x -count 3 ./core/tracker/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x -count 3 ./ovs/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench 'RealOVS$$' -benchtime 1x -count 3 -timeout 60m ./ovs/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench RealOVSLargeService -benchtime 1x -count 3 -timeout 30m ./ovs/ | tee -a $(BIN)/bench.txt
-	$(GO) test -run '^$$' -bench LargeServiceChange -benchmem -benchtime 100x ./ovs/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench LargeServiceChange -benchmem -benchtime 100x -count 3 ./ovs/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench MemorySizing -benchtime 1x -count 3 ./ovs/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench OneEndpointChange -benchmem -benchtime 500x -count 3 ./hns/ | tee -a $(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench FullSync -benchtime 1x -count 3 ./hns/ | tee -a $(BIN)/bench.txt
