@@ -94,12 +94,17 @@ func scaleBound(n int) time.Duration {
 //     writing n Services takes O(n²) (10k took 5.5-11 minutes here, and
 //     30k would take hours). The Services, slices, Nodes and ServiceCIDRs
 //     the proxies read are the same (docs/scale.md);
+//   - WatchList on, as the API server has it by default from 1.34 (1.33
+//     had it off): client-go then streams the informers' first state
+//     object by object instead of reading one list whole, as it does
+//     against every supported API server (the list's decoded objects
+//     were the ~2 GiB peak of the first sync at 100k; docs/scale.md);
 //   - above 60k, a /15 Service network (a /16 holds 65 534), and etcd
 //     compacted every minute: each allocation rewrites the 16 KiB bitmap,
 //     whose old revisions would otherwise fill etcd's 2 GiB in 5 minutes.
 func scaleAPIServerArgs(n int) []string {
 	args := []string{"--service-node-port-range=" + scaleNodePorts,
-		"--emulated-version=1.33", "--feature-gates=MultiCIDRServiceAllocator=false"}
+		"--emulated-version=1.33", "--feature-gates=MultiCIDRServiceAllocator=false,WatchList=true"}
 	if n > 60000 {
 		args = append(args, "--service-cluster-ip-range="+scaleServiceCIDR(n), "--etcd-compaction-interval=1m")
 	}
