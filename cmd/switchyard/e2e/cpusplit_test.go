@@ -40,3 +40,27 @@ func (c cpuSplit) report(b *testing.B, step string, from map[string]time.Duratio
 func pidCPU(pid int) func() (time.Duration, error) {
 	return func() (time.Duration, error) { return ovstest.ProcessCPU(pid) }
 }
+
+// waitQuiet waits until a process used less than a tenth of a CPU over
+// the last window, or bound passed; it returns how long it waited. The
+// scale benchmark starts switchyard once kube-apiserver has digested the
+// writes that made the cluster: on this 2-core machine its leftover work
+// would otherwise be counted in switchyard's first sync (docs/scale.md).
+func waitQuiet(t testing.TB, cpu func() (time.Duration, error), window, bound time.Duration) time.Duration {
+	t.Helper()
+	began := time.Now()
+	for {
+		before, err := cpu()
+		if err != nil {
+			t.Fatalf("CPU time: %v", err)
+		}
+		time.Sleep(window)
+		after, err := cpu()
+		if err != nil {
+			t.Fatalf("CPU time: %v", err)
+		}
+		if after-before < window/10 || time.Since(began) >= bound {
+			return time.Since(began)
+		}
+	}
+}

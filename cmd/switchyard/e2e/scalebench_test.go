@@ -187,6 +187,8 @@ func (s *scaleRun) start(b *testing.B) time.Duration {
 		if out, err := nd.ExecHost("sysctl", "-qw", "net.ipv4.ip_local_port_range="+scaleLocalPorts); err != nil {
 			b.Fatalf("local port range: %v: %s", err, out)
 		}
+		settled := waitQuiet(b, pidCPU(c.api.cmd.Process.Pid), 2*time.Second, 2*time.Minute)
+		b.ReportMetric(settled.Seconds(), "apiserver-settle-s")
 		split := cpuSplit{"apiserver": pidCPU(c.api.cmd.Process.Pid), "vswitchd": nd.OVS.VswitchdCPU}
 		cpuAtStart := split.read(b)
 		began = time.Now()
