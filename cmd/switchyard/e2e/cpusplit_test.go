@@ -3,8 +3,6 @@
 package e2e
 
 import (
-	"os/exec"
-	"strconv"
 	"testing"
 	"time"
 
@@ -63,21 +61,6 @@ func waitQuiet(t testing.TB, cpu func() (time.Duration, error), window, bound ti
 		}
 		if after-before < window/10 || time.Since(began) >= bound {
 			return time.Since(began)
-		}
-	}
-}
-
-// pinToFirstCPU keeps every thread of each process on CPU 0 (taskset -a):
-// the scale benchmark's control plane (etcd, kube-apiserver) gets one of
-// this machine's two cores and the node (switchyard, ovs-vswitchd, the
-// probes) the other whenever the control plane would take both, as in a
-// cluster, where the API server runs on machines of its own
-// (docs/scale.md). The node may still use CPU 0 when it is idle.
-func pinToFirstCPU(t testing.TB, pids ...int) {
-	t.Helper()
-	for _, pid := range pids {
-		if out, err := exec.Command("taskset", "-a", "-p", "-c", "0", strconv.Itoa(pid)).CombinedOutput(); err != nil {
-			t.Fatalf("taskset %d: %v: %s", pid, err, out)
 		}
 	}
 }

@@ -128,12 +128,6 @@ func scaleServiceCIDR(n int) string {
 // ~130 s at 10k here).
 const kubeProxyUpTo = 30000
 
-// pinControlPlane keeps etcd and kube-apiserver on one CPU from
-// switchyard's start on (pinToFirstCPU). Off: tried at 30k, it did not
-// take the tail away, whose events wait inside kube-apiserver
-// (docs/scale.md); kept to repeat the experiment.
-const pinControlPlane = false
-
 // scaleRun is one run of the scenario: the cluster, the synthetic
 // objects, switchyard on node-1 of a conformance world, and the probe
 // Service whose endpoint the run moves.
@@ -192,9 +186,6 @@ func (s *scaleRun) start(b *testing.B) time.Duration {
 		// health check node ports switchyard is to open (86 at 100k here).
 		if out, err := nd.ExecHost("sysctl", "-qw", "net.ipv4.ip_local_port_range="+scaleLocalPorts); err != nil {
 			b.Fatalf("local port range: %v: %s", err, out)
-		}
-		if pinControlPlane {
-			pinToFirstCPU(b, c.api.cmd.Process.Pid, c.etcd.cmd.Process.Pid)
 		}
 		settled := waitQuiet(b, pidCPU(c.api.cmd.Process.Pid), 2*time.Second, 2*time.Minute)
 		b.ReportMetric(settled.Seconds(), "apiserver-settle-s")
