@@ -141,23 +141,27 @@ type scaleRun struct {
 	vip           netip.AddrPort
 	changes       *probeChanges
 	viaSwitchyard prober
-	profiles      string // where to save profiles (SWITCHYARD_BENCH_PROFILES)
+	profiles      string       // where to save profiles (SWITCHYARD_BENCH_PROFILES)
+	repairs       *repairAudit // when kube-apiserver repaired its allocators
+	firstSync     span         // switchyard's start to its first sync done
 }
 
 func apiServerScenario(b *testing.B, n int) {
 	s := &scaleRun{n: n, proxy: &proxy{}, profiles: os.Getenv("SWITCHYARD_BENCH_PROFILES")}
-	firstSync := s.start(b)
+	s.start(b)
 	s.alone(b)
 	if n <= kubeProxyUpTo {
-		besideKubeProxy(b, s, firstSync)
+		besideKubeProxy(b, s, s.firstSync.to.Sub(s.firstSync.from))
 	}
 	s.restart(b)
 }
 
 // start writes the objects, starts switchyard and reports its first
-// sync (returned) and the flows it left.
-func (s *scaleRun) start(b *testing.B) time.Duration {
-	c := startClusterWith(b, clusterOptions{Args: scaleAPIServerArgs(s.n)})
+// sync (kept in s.firstSync) and the flows it left.
+func (s *scaleRun) start(b *testing.B) {
+	var audit []string
+	s.repairs, audit = newRepairAudit(b, b.TempDir())
+	c := startClusterWith(b, clusterOptions{Args: append(scaleAPIServerArgs(s.n), audit...)})
 	c.addNodes(b)
 	cfg := c.restConfig(adminToken)
 	cfg.QPS = -1 // the writer is the benchmark's setup, not what is measured
@@ -196,6 +200,7 @@ func (s *scaleRun) start(b *testing.B) time.Duration {
 		split["switchyard"] = pidCPU(proc.PID()) // all of it is the first sync's
 		profiled := func(testing.TB) {}
 		if s.profiles != "" {
+			defer profileAPIServer(c, s.profiles, fmt.Sprintf("apiserver-first-sync-%d", s.n), 5*time.Second)(b)
 			// About 0.3 s a 1 000 Services: the first sync took 6.4 s at
 			// 30k and 26.5 s at 100k here.
 			d := max(5*time.Second, time.Duration(s.n)*300*time.Microsecond)
@@ -218,8 +223,8 @@ func (s *scaleRun) start(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	b.ReportMetric(synced.Sub(began).Seconds(), "start-to-synced-s")
+	s.firstSync = span{began, synced}
 	b.ReportMetric(float64(ourFlowCount(b, w.Node1.OVS)), "flows-in-ovs")
-	return synced.Sub(began)
 }
 
 // alone measures switchyard by itself: RSS over churn, probes and
@@ -234,6 +239,7 @@ func (s *scaleRun) alone(b *testing.B) {
 		cpu = startCPUTimeline(cpuSplit{"switchyard": pidCPU(p.proc.PID()), "apiserver": pidCPU(s.cluster.api.cmd.Process.Pid),
 			"etcd": pidCPU(s.cluster.etcd.cmd.Process.Pid), "vswitchd": s.world.Node1.OVS.VswitchdCPU, "bench": pidCPU(os.Getpid())})
 		defer cpu.Stop() // also when following fails
+		defer profileAPIServer(s.cluster, s.profiles, fmt.Sprintf("apiserver-follow-%d", s.n), 5*time.Second)(b)
 	}
 	fast := s.changes.follow(b, scaleProbes, s.viaSwitchyard)[s.viaSwitchyard.name]
 	for time.Since(from) < 3*scaleSyncPeriod+5*time.Second {
@@ -247,6 +253,7 @@ func (s *scaleRun) alone(b *testing.B) {
 	}
 	body, _ := p.metrics()
 	reportPercentiles(b, fast, "write-to-traffic")
+	s.reportRepairs(b, s.changes.at[:len(fast)], fast)
 	b.ReportMetric(slices.Max(samples), "rss-max-MiB")
 	// The kernel's high-water mark also holds the first sync's peak,
 	// which the samples (from the churn on) do not see.
@@ -300,10 +307,10 @@ func waitSynced(b *testing.B, name, series string, bound time.Duration, exited f
 // both (kube-proxy's has an ip_family label).
 const lastSync = "kubeproxy_sync_proxy_rules_last_timestamp_seconds"
 
-// percentiles are the 50th and 99th percentile, in milliseconds (took is
-// sorted).
+// percentiles are the 50th and 99th percentile of took, in milliseconds
+// (took is left as it is).
 func percentiles(took []time.Duration) (p50, p99 float64) {
-	slices.Sort(took)
+	took = slices.Sorted(slices.Values(took))
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return ms(took[len(took)/2]), ms(took[(len(took)-1)*99/100])
 }
