@@ -17,7 +17,7 @@ import (
 // dir as prefix-HHMMSS.prof named by when it began, until stop is
 // called: what the API server did while switchyard waited for it
 // (SWITCHYARD_BENCH_PROFILES=dir). stop waits for the profile under way
-// and reports the first error.
+// (at most each and 30 s) and reports the first error.
 func profileAPIServer(c *cluster, dir, prefix string, each time.Duration) (stop func(testing.TB)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -27,8 +27,12 @@ func profileAPIServer(c *cluster, dir, prefix string, each time.Duration) (stop 
 		defer wg.Done()
 		for ctx.Err() == nil {
 			began := time.Now()
+			// Bounded: an API server that stops answering fails the
+			// profile instead of holding stop forever.
+			req, done := context.WithTimeout(context.Background(), each+30*time.Second)
 			prof, err := c.Admin.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
-				Param("seconds", fmt.Sprint(int(each.Seconds()))).DoRaw(context.Background())
+				Param("seconds", fmt.Sprint(int(each.Seconds()))).DoRaw(req)
+			done()
 			if err == nil {
 				err = os.WriteFile(filepath.Join(dir, prefix+"-"+began.Format("150405")+".prof"), prof, 0o644)
 			}
