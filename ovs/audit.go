@@ -77,7 +77,7 @@ func (d *Driver) Resync(ctx context.Context, delta graph.Delta) error {
 	defer d.mu.Unlock()
 	stale := d.model.Apply(delta)
 	if !d.adopted || d.flows.unsure || !d.hostOK {
-		return d.syncLocked(ctx, stale)
+		return d.syncLocked(ctx, stale, nil)
 	}
 	err := d.roundLocked(ctx, true, stale)
 	d.startAuditLocked()

@@ -48,6 +48,8 @@ type bridgeFlows struct {
 	// sends counts the bundles sent: an audit's count that no bundle
 	// overlapped finds it unchanged across it.
 	sends uint64
+	// phases, while a full sync times its parts, gets the bridge's.
+	phases *syncPhases
 }
 
 func newBridgeFlows(conn *ofconn.Conn, st *engine.State, follow *vswitchd.Follower) *bridgeFlows {
@@ -86,8 +88,12 @@ func (b *bridgeFlows) readBack(ctx context.Context) error {
 // sync reads the bridge back and commits the difference, trying every
 // held owner again.
 func (b *bridgeFlows) sync(ctx context.Context) error {
+	start := time.Now()
 	if err := b.readBack(ctx); err != nil {
 		return err
+	}
+	if b.phases != nil {
+		b.phases.readBack = time.Since(start)
 	}
 	return b.round(ctx, true)
 }
@@ -118,8 +124,12 @@ func (b *bridgeFlows) round(ctx context.Context, all bool) error {
 // own, so the refused ones end up alone and held.
 func (b *bridgeFlows) commitIsolating(ctx context.Context, include func(engine.OwnerKey) bool) error {
 	for {
+		start := time.Now()
 		batch := b.st.Pending(include)
-		err := b.send(ctx, batch)
+		if b.phases != nil {
+			b.phases.build += time.Since(start)
+		}
+		err := b.send(ctx, batch, true)
 		if err == nil {
 			b.st.Committed(include)
 			b.metrics.installed(b.st)
@@ -160,19 +170,31 @@ func (b *bridgeFlows) refusalOf(owner engine.OwnerKey, batch *ofconn.Batch, r *o
 	return dataplanes.Bounded(r.Error(), dataplanes.MaxMessage)
 }
 
-// send commits one bundle and, when it changed something, has the
-// datapath follow it. A refused bundle left the bridge as it was; after
-// any other failure what it holds is not known for sure.
-func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch) error {
+// send commits one bundle and, when it changed something and settle is
+// set, has the datapath follow it. A refused bundle left the bridge as it
+// was; after any other failure what it holds is not known for sure.
+func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch, settle bool) error {
 	start := time.Now()
 	b.sends++
-	var beforeCommit func()
-	if b.follow != nil {
-		beforeCommit = b.follow.BeforeCommit(batch.Len())
+	follow := b.follow
+	if !settle {
+		follow = nil
 	}
-	if err := b.conn.Commit(ctx, batch, beforeCommit); err != nil {
-		if b.follow != nil {
-			b.follow.Abandon()
+	var beforeCommit func()
+	if follow != nil {
+		beforeCommit = follow.BeforeCommit(batch.Len())
+	}
+	timed := b.phases != nil && batch.Len() > 0
+	if timed {
+		beforeCommit = b.phases.timeSend(batch.Len(), beforeCommit)
+	}
+	err := b.conn.Commit(ctx, batch, beforeCommit)
+	if timed {
+		b.phases.committed()
+	}
+	if err != nil {
+		if follow != nil {
+			follow.Abandon()
 		}
 		result := bundleRefused
 		var refused *ofconn.RefusedError
@@ -186,8 +208,12 @@ func (b *bridgeFlows) send(ctx context.Context, batch *ofconn.Batch) error {
 	}
 	if batch.Len() > 0 {
 		b.metrics.sent(bundleOK, time.Since(start))
-		if b.follow != nil {
-			b.metrics.settled(b.follow.AfterCommit(ctx))
+		if follow != nil {
+			settle := follow.AfterCommit(ctx)
+			b.metrics.settled(settle)
+			if b.phases != nil {
+				b.phases.settle += settle
+			}
 		}
 	}
 	return nil

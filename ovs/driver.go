@@ -207,48 +207,6 @@ func (d *Driver) dump(ctx context.Context) ([]ofconn.FlowInfo, []ofconn.GroupInf
 	return d.flows.dump(ctx)
 }
 
-// Sync implements dataplanes.Driver. The first one adopts what an earlier
-// run installed: unchanged flows and groups stay untouched. The bridge is
-// read back and brought to the snapshot while, alongside, the host is
-// (its routes and nftables depend on the model only, not on the bridge),
-// as each side takes about as long as the other (docs/scale.md).
-func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.syncLocked(ctx, d.model.Sync(s))
-}
-
-// syncLocked reads the bridge and the host back and brings both to the
-// model; stale are the endpoints whose UDP conntrack entries went stale.
-func (d *Driver) syncLocked(ctx context.Context, stale []graph.Endpoint) error {
-	d.audit.result = nil // what it read is older than this
-	d.hostOK = false     // a full sync reads the host back too
-	hostDone := make(chan error, 1)
-	go func() { hostDone <- d.syncHostLocked(ctx) }()
-	err := d.syncFlowsLocked(ctx)
-	herr := <-hostDone
-	if err != nil {
-		return err
-	}
-	d.adopted = true
-	d.reportHeldLocked()
-	d.markProgrammedLocked(ctx)
-	if herr != nil {
-		return herr
-	}
-	d.reportClamped()
-	d.reportShadowed()
-	d.reportCollided()
-	d.flushUDP(ctx, stale)
-	return d.degradedLocked()
-}
-
-// syncFlowsLocked reads the bridge back and commits the difference.
-func (d *Driver) syncFlowsLocked(ctx context.Context) error {
-	d.seenConn = d.conn.Connections()
-	return d.flows.sync(ctx)
-}
-
 // Apply implements dataplanes.Driver. Like Sync, it returns a
 // dataplanes.Degraded while parts the switch refused are held back.
 func (d *Driver) Apply(ctx context.Context, delta graph.Delta) error {

@@ -108,15 +108,26 @@ func (f *Follower) Abandon() {
 // AfterCommit waits until the datapath follows the committed bundle, and
 // returns how long that took.
 func (f *Follower) AfterCommit(ctx context.Context) time.Duration {
+	if f.purge {
+		return f.Purge(ctx)
+	}
 	start := time.Now()
 	err := f.armErr
-	switch {
-	case f.purge:
-		_, err = f.ctl.Call(settleDeadline(ctx), "revalidator/purge")
-	case err == nil:
+	if err == nil {
 		err = f.wait(ctx)
 	}
 	if err != nil {
+		klog.InfoS("Could not make sure the datapath took the new flows; cached datapath flows may serve the old state briefly", "err", err)
+	}
+	return time.Since(start)
+}
+
+// Purge has the datapath drop every flow it cached, so that packets take
+// the tables as they are now (after bundles committed without a wait of
+// their own), and returns how long that took.
+func (f *Follower) Purge(ctx context.Context) time.Duration {
+	start := time.Now()
+	if _, err := f.ctl.Call(settleDeadline(ctx), "revalidator/purge"); err != nil {
 		klog.InfoS("Could not make sure the datapath took the new flows; cached datapath flows may serve the old state briefly", "err", err)
 	}
 	return time.Since(start)
