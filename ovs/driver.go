@@ -231,6 +231,13 @@ func (d *Driver) roundLocked(ctx context.Context, all bool, stale []graph.Endpoi
 	if err := d.syncHostLocked(ctx); err != nil {
 		return err
 	}
+	return d.reportLocked(ctx, stale)
+}
+
+// reportLocked says what the switch clamped, shadowed or left out, flushes
+// the stale endpoints' UDP conntrack entries, and returns what is held
+// back (dataplanes.Degraded) or nil.
+func (d *Driver) reportLocked(ctx context.Context, stale []graph.Endpoint) error {
 	d.reportClamped()
 	d.reportShadowed()
 	d.reportCollided()

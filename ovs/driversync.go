@@ -72,11 +72,7 @@ func (d *Driver) finishSyncLocked(ctx context.Context, stale []graph.Endpoint, p
 	if herr != nil {
 		return herr
 	}
-	d.reportClamped()
-	d.reportShadowed()
-	d.reportCollided()
-	d.flushUDP(ctx, stale)
-	return d.degradedLocked()
+	return d.reportLocked(ctx, stale)
 }
 
 // syncFlowsLocked reads the bridge back and commits the difference.
