@@ -100,7 +100,7 @@ func (d *Driver) syncPartsLocked(ctx context.Context, s graph.Snapshot, phases *
 	if failed != nil {
 		// What the bridge holds is read back before the next commit.
 		d.flows.unsure = true
-		d.model.Sync(s)
+		stale = append(stale, d.model.Sync(s)...)
 	} else {
 		phases.settle += d.flows.settleParts(ctx)
 	}
