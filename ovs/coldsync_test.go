@@ -81,7 +81,11 @@ func TestColdStartInParts(t *testing.T) {
 // service port held back until its retry.
 func TestColdPartFailureConverges(t *testing.T) {
 	const n = 9000
-	target := graph.ServicePortName{Namespace: "ns-01", Name: "svc-05001", Port: "http", Protocol: "TCP"}
+	// Service ports go in name order: the last namespace's is in the last part.
+	target := graph.ServicePortName{Namespace: "ns-49", Name: "svc-08999", Port: "http", Protocol: "TCP"}
+	if partOf(t, coldCluster(n), target) == 0 {
+		t.Fatalf("%s is in the first part; the case wants parts committed before the refused one", target)
+	}
 	for _, tc := range []struct {
 		name   string
 		break_ func(md *memDriver)
@@ -103,6 +107,9 @@ func TestColdPartFailureConverges(t *testing.T) {
 				t.Fatalf("the cold start failed: %v", err)
 			}
 			if tc.held {
+				if c := md.br.Counts(); c.Refused == 0 || c.Bundles < 2 {
+					t.Fatalf("the bridge committed %d bundles and refused %d; want earlier parts committed, then a refusal", c.Bundles, c.Refused)
+				}
 				md.br.RefuseWhile(nil)
 				md.later(dataplanes.HoldFirst)
 				md.mustApply() // the runner's retry
@@ -131,4 +138,22 @@ func ownedBy(t *testing.T, tr *tracker.Tracker, sp graph.ServicePortName) func(c
 		t.Fatalf("%s renders no flow", sp)
 	}
 	return func(cookie uint64, _ uint32, isGroup bool) bool { return !isGroup && cookies[cookie] }
+}
+
+// partOf says which part of a cold start (0: the first) tr's service
+// port sp goes in.
+func partOf(t *testing.T, tr *tracker.Tracker, sp graph.ServicePortName) int {
+	all := tr.Next(true).Snapshot.ServicePorts
+	ends := coldPartEnds(len(all))
+	for i, p := range all {
+		if p.Name == sp {
+			for k, end := range ends {
+				if i < end {
+					return k
+				}
+			}
+		}
+	}
+	t.Fatalf("%s is not in the snapshot", sp)
+	return 0
 }
