@@ -60,7 +60,9 @@ func (d *Driver) syncColdLocked(ctx context.Context, s graph.Snapshot, phases *s
 	if st.InstalledFlows() > 0 || st.InstalledGroups() > 0 {
 		stale := d.model.Sync(s)
 		phases.model = since(&start)
-		return d.finishSyncLocked(ctx, stale, phases, func() error { return d.roundPhased(ctx, phases) })
+		// Read back just now: what differs goes in one round, every held
+		// owner tried again.
+		return d.finishSyncLocked(ctx, stale, phases, func() error { return d.flows.round(ctx, true) })
 	}
 	return d.syncPartsLocked(ctx, s, phases)
 }
@@ -73,8 +75,6 @@ func (d *Driver) syncColdLocked(ctx context.Context, s graph.Snapshot, phases *s
 // refused owners held back). The datapath follows once, at the end.
 func (d *Driver) syncPartsLocked(ctx context.Context, s graph.Snapshot, phases *syncPhases) error {
 	st := d.model.State()
-	d.flows.phases = phases // the parts' sends are timed
-	defer func() { d.flows.phases = nil }()
 	var stale []graph.Endpoint
 	var inFlight chan error
 	var failed error
@@ -101,19 +101,12 @@ func (d *Driver) syncPartsLocked(ctx context.Context, s graph.Snapshot, phases *
 		// What the bridge holds is read back before the next commit.
 		d.flows.unsure = true
 		stale = append(stale, d.model.Sync(s)...)
-	} else {
-		phases.settle += d.flows.settleParts(ctx)
 	}
+	// Parts that went in (all of them, or some before a failure) are
+	// followed here; what the round below sends, by its own settle.
+	phases.settle += d.flows.settleParts(ctx)
 	d.flows.metrics.installed(st)
-	return d.finishSyncLocked(ctx, stale, phases, func() error { return d.roundPhased(ctx, phases) })
-}
-
-// roundPhased commits what is left, trying every held owner again, with
-// the bridge's parts timed.
-func (d *Driver) roundPhased(ctx context.Context, phases *syncPhases) error {
-	d.flows.phases = phases
-	defer func() { d.flows.phases = nil }()
-	return d.flows.round(ctx, true)
+	return d.finishSyncLocked(ctx, stale, phases, func() error { return d.flows.round(ctx, true) })
 }
 
 // settleParts has the datapath follow the parts committed without a

@@ -22,6 +22,8 @@ func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 	defer d.mu.Unlock()
 	start := time.Now()
 	phases := &syncPhases{}
+	d.flows.phases = phases // the bridge's parts are timed
+	defer func() { d.flows.phases = nil }()
 	var err error
 	if d.mayStartCold(s) {
 		err = d.syncColdLocked(ctx, s, phases)
@@ -36,13 +38,10 @@ func (d *Driver) Sync(ctx context.Context, s graph.Snapshot) error {
 
 // syncLocked reads the bridge and the host back and brings both to the
 // model; stale are the endpoints whose UDP conntrack entries went stale.
-// phases, when not nil, gets the parts' times.
+// phases, when not nil, gets the host's time (the bridge's parts go to
+// d.flows.phases, which Sync sets).
 func (d *Driver) syncLocked(ctx context.Context, stale []graph.Endpoint, phases *syncPhases) error {
-	return d.finishSyncLocked(ctx, stale, phases, func() error {
-		d.flows.phases = phases
-		defer func() { d.flows.phases = nil }()
-		return d.syncFlowsLocked(ctx)
-	})
+	return d.finishSyncLocked(ctx, stale, phases, func() error { return d.syncFlowsLocked(ctx) })
 }
 
 // finishSyncLocked brings the bridge to the model (flows) and, alongside,
