@@ -19,11 +19,13 @@ import (
 
 // The periodic audit (audit.go) on the in-memory dataplane.
 
-// auditing runs hook (if any) at the stages of md's driver's audits; the
+// auditing runs hook (if any) at the stages of md's driver's audits, which
+// let the driver's lock go after every entry they copy ("copying"); the
 // channel hears each audit that handed its reads over.
 func (md *memDriver) auditing(hook func(stage string)) (done chan struct{}) {
 	done = make(chan struct{}, 4)
 	defer md.lock()()
+	md.d.audit.slice = 1
 	md.d.audit.hook = func(stage string) {
 		if hook != nil {
 			hook(stage)
@@ -109,49 +111,62 @@ func TestResyncRepairsDriftThroughAnAudit(t *testing.T) {
 	}
 }
 
-// What commits change while an audit reads is not undone by what it
-// read: flows and groups changed after the read are not sent again, and
-// a host change made after the audit copied the host's side is redone.
+// What commits change while an audit copies the installed view or reads
+// the bridge is not undone by what it read: flows and groups changed are
+// not sent again, and a host change made while or after the audit copied
+// the host's side is kept (the audit leaves the host alone, its round
+// syncs it in full).
 func TestAnAuditNeverUndoesWhatCommitsChangedMeanwhile(t *testing.T) {
-	t.Run("bridge", func(t *testing.T) {
-		md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
-		md.mustSync()
-		rounds := md.auditing(func(stage string) {
-			if stage == "read" {
-				setEndpoints(md.tr, "web", "10.244.1.5", "10.244.1.99")
-				setEndpoints(md.tr, "sticky", "10.244.1.9", "10.244.1.98")
-				md.tr.DeleteService("ns", "empty")
-				md.mustApply()
+	for _, stage := range []string{"copying", "read"} {
+		t.Run("bridge, "+stage, func(t *testing.T) {
+			md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
+			md.mustSync()
+			changed := false
+			rounds := md.auditing(func(stage0 string) {
+				if stage0 == stage && !changed {
+					changed = true
+					setEndpoints(md.tr, "web", "10.244.1.5", "10.244.1.99")
+					setEndpoints(md.tr, "sticky", "10.244.1.9", "10.244.1.98")
+					md.tr.DeleteService("ns", "empty")
+					md.mustApply()
+				}
+			})
+			md.resync()
+			roundAsked(t, rounds)
+			before := md.br.Counts()
+			md.mustApply()
+			md.converged()
+			if got := mods(before, md.br.Counts()); got != (ofconntest.Counts{}) {
+				t.Fatalf("the audit's round sent %+v, want nothing: what it read was changed by a commit since", got)
 			}
 		})
-		md.resync()
-		roundAsked(t, rounds)
-		before := md.br.Counts()
-		md.mustApply()
-		md.converged()
-		if got := mods(before, md.br.Counts()); got != (ofconntest.Counts{}) {
-			t.Fatalf("the audit's round sent %+v, want nothing: what it read was changed by a commit since", got)
-		}
-	})
-	t.Run("host", func(t *testing.T) {
-		md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
-		md.mustSync()
-		rounds := md.auditing(func(stage string) {
-			if stage == "begin" {
-				md.tr.DeleteService("ns", "web")
-				md.mustApply()
+	}
+	for _, stage := range []string{"copying", "copied"} {
+		t.Run("host, "+stage, func(t *testing.T) {
+			md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
+			md.mustSync()
+			changed := false
+			rounds := md.auditing(func(stage0 string) {
+				if stage0 == stage && !changed {
+					changed = true
+					md.tr.DeleteService("ns", "web")
+					md.mustApply()
+				}
+			})
+			md.resync()
+			roundAsked(t, rounds)
+			if md.routed("10.96.0.10") {
+				t.Fatal("the deleted Service's route is back: the audit's host sync undid a commit")
+			}
+			md.mustApply()
+			if md.routed("10.96.0.10") {
+				t.Fatal("the deleted Service's route is back after the audit's round")
+			}
+			if !md.routed("10.96.0.11") {
+				t.Fatal("another Service's route is gone")
 			}
 		})
-		md.resync()
-		roundAsked(t, rounds)
-		md.mustApply()
-		if md.routed("10.96.0.10") {
-			t.Fatal("the deleted Service's route is back: the audit's host sync undid a commit, and its round did not redo it")
-		}
-		if !md.routed("10.96.0.11") {
-			t.Fatal("another Service's route is gone")
-		}
-	})
+	}
 }
 
 // An audit looks the flows it expects up by cookie and counts the

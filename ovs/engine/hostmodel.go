@@ -126,7 +126,7 @@ func (h *HostModel) SetNodeIPs(ips []netip.Addr, sps map[graph.ServicePortName]*
 // FrontendList lists the frontends the host routes (keep filters),
 // sorted.
 func (h *HostModel) FrontendList(keep func(netip.Addr) bool) []netip.Addr {
-	out := h.frontendsKept(keep)
+	out := h.frontendsKept(keep, &Pause{}, make([]netip.Addr, 0, len(h.frontends)))
 	sortFrontends(out)
 	return out
 }
@@ -134,7 +134,7 @@ func (h *HostModel) FrontendList(keep func(netip.Addr) bool) []netip.Addr {
 // CaptureList lists the captured ports (keep filters their addresses),
 // sorted.
 func (h *HostModel) CaptureList(keep func(netip.Addr) bool) []hostnet.Capture {
-	out := h.capturesKept(keep)
+	out := h.capturesKept(keep, &Pause{}, make([]hostnet.Capture, 0, len(h.captures)))
 	sortCaptures(out)
 	return out
 }
@@ -154,11 +154,37 @@ type HostSide struct {
 	NodePorts []hostnet.ProtoPort
 }
 
-// Side copies the host side (keep filters the frontends and the
-// captured ports' addresses) in no order: O(frontends) without sorting,
-// for a copy taken under the driver's lock. Sort it before a host sync.
-func (h *HostModel) Side(keep func(netip.Addr) bool) HostSide {
-	return HostSide{Frontends: h.frontendsKept(keep), Captures: h.capturesKept(keep), NodePorts: slices.Collect(maps.Keys(h.nodePorts))}
+// HostSizes is how many frontends, captured ports and NodePorts a host
+// side holds.
+type HostSizes struct{ Frontends, Captures, NodePorts int }
+
+// Sizes is the host side's sizes.
+func (h *HostModel) Sizes() HostSizes {
+	return HostSizes{len(h.frontends), len(h.captures), len(h.nodePorts)}
+}
+
+// ReservedSide is an empty host side with room for n and a little more:
+// made without the lock, so that Side appends to it without allocating
+// under the lock (see AuditView.Reserve).
+func ReservedSide(n HostSizes) HostSide {
+	return HostSide{Frontends: make([]netip.Addr, 0, roomFor(n.Frontends)),
+		Captures: make([]hostnet.Capture, 0, roomFor(n.Captures)), NodePorts: make([]hostnet.ProtoPort, 0, roomFor(n.NodePorts))}
+}
+
+// Side appends the host side (keep filters the frontends and the captured
+// ports' addresses) to into, in no order, with the driver's lock held,
+// pausing (p) between slices: the model may change during a pause, so the
+// copy is the host side as it was when it began only if no host call was
+// made since (the driver's host generation says). Sort it before a host
+// sync.
+func (h *HostModel) Side(keep func(netip.Addr) bool, p *Pause, into HostSide) HostSide {
+	into.Frontends = h.frontendsKept(keep, p, into.Frontends)
+	into.Captures = h.capturesKept(keep, p, into.Captures)
+	for pp := range h.nodePorts {
+		into.NodePorts = append(into.NodePorts, pp)
+		p.Step()
+	}
+	return into
 }
 
 // Sort sorts each list, as the ...List methods return them.
@@ -168,22 +194,22 @@ func (s HostSide) Sort() {
 	sortNodePorts(s.NodePorts)
 }
 
-func (h *HostModel) frontendsKept(keep func(netip.Addr) bool) []netip.Addr {
-	out := make([]netip.Addr, 0, len(h.frontends))
+func (h *HostModel) frontendsKept(keep func(netip.Addr) bool, p *Pause, out []netip.Addr) []netip.Addr {
 	for ip := range h.frontends {
 		if keep(ip) {
 			out = append(out, ip)
 		}
+		p.Step()
 	}
 	return out
 }
 
-func (h *HostModel) capturesKept(keep func(netip.Addr) bool) []hostnet.Capture {
-	out := make([]hostnet.Capture, 0, len(h.captures))
+func (h *HostModel) capturesKept(keep func(netip.Addr) bool, p *Pause, out []hostnet.Capture) []hostnet.Capture {
 	for cp := range h.captures {
 		if keep(cp.IP) {
 			out = append(out, cp)
 		}
+		p.Step()
 	}
 	return out
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // An audit's read is adopted except for what commits changed while it
-// read: those keep the commits' view (nothing is undone or sent again),
-// and drift elsewhere is still found and repaired.
+// read, or while it copied the installed view (Fill, a pause after every
+// entry here): those keep the commits' view (nothing is undone or sent
+// again), and drift elsewhere is still found and repaired.
 func TestEndAuditKeepsWhatCommitsChanged(t *testing.T) {
 	flow, group := tcpFlow, portGroup
 	f1, f2, f3 := flow(1), flow(2), flow(3)
@@ -63,47 +64,69 @@ func TestEndAuditKeepsWhatCommitsChanged(t *testing.T) {
 			meanwhile: func(s *State) { s.Adopt(read([]*of.Flow{f1, f2}, g1, g2)) },
 			want:      result{}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := NewState()
-			s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2}, nil)
-			commit(s)
-			view := s.BeginAudit()
-			view.Prepare()
-			if tc.meanwhile != nil {
-				tc.meanwhile(s)
-			}
-			flows, groups := read(tc.flows, tc.groups...)
-			if tc.stray != 0 {
-				flows = append(flows, ofconn.FlowInfo{Table: 6, Cookie: tc.stray})
-			}
-			var got result
-			got.Asked = view.IDs
-			got.FlowDrift, got.GroupDrift, got.Adopted = s.EndAudit(view.Compare(flows, groups))
-			b := s.Pending(All)
-			for _, f := range b.FlowAdds {
-				got.FlowAdds = append(got.FlowAdds, f.Cookie())
-			}
-			for _, d := range b.FlowDeletes {
-				got.FlowDeletes = append(got.FlowDeletes, d.Cookie)
-			}
-			for _, g := range b.GroupAdds {
-				got.GroupAdds = append(got.GroupAdds, g.ID)
-			}
-			for _, g := range b.GroupModifies {
-				got.GroupMods = append(got.GroupMods, g.ID)
-			}
-			s.Committed(All)
-			got.InstalledF, got.InstalledG = s.InstalledFlows(), s.InstalledGroups()
-			want := tc.want
-			want.Asked = []uint32{g1.ID, g2.ID}
-			want.InstalledF, want.InstalledG = len(s.flows), len(s.groups)
-			slices.Sort(got.FlowAdds)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("(-want +got)\n%s", diff)
-			}
-			if s.Auditing() {
-				t.Error("the audit is still under way after EndAudit")
-			}
-		})
+		for _, copying := range []bool{false, true} {
+			name := tc.name + map[bool]string{false: ", after the copy", true: ", during the copy"}[copying]
+			t.Run(name, func(t *testing.T) {
+				s := NewState()
+				s.setOwner("sp/a", []*of.Flow{f1, f2}, []*of.Group{g1, g2}, nil)
+				commit(s)
+				pending := tc.meanwhile
+				meanwhile := func() {
+					if pending != nil {
+						pending(s)
+						pending = nil
+					}
+				}
+				view := s.BeginAudit()
+				filled := view.Fill(&Pause{Every: 1, Yield: func() {
+					if copying {
+						meanwhile()
+					}
+				}})
+				view.Prepare()
+				meanwhile()
+				flows, groups := read(tc.flows, tc.groups...)
+				if tc.stray != 0 {
+					flows = append(flows, ofconn.FlowInfo{Table: 6, Cookie: tc.stray})
+				}
+				want := tc.want
+				want.Asked = []uint32{g1.ID, g2.ID}
+				var got result
+				got.Asked = view.IDs
+				drift := AuditDrift{}
+				if filled {
+					drift = view.Compare(flows, groups)
+				} else {
+					got.Asked = want.Asked // partial: never read
+				}
+				if dropped := copying && !tc.want.Adopted; filled == dropped {
+					t.Fatalf("Fill reported %v, want %v", filled, !dropped)
+				}
+				got.FlowDrift, got.GroupDrift, got.Adopted = s.EndAudit(drift)
+				b := s.Pending(All)
+				for _, f := range b.FlowAdds {
+					got.FlowAdds = append(got.FlowAdds, f.Cookie())
+				}
+				for _, d := range b.FlowDeletes {
+					got.FlowDeletes = append(got.FlowDeletes, d.Cookie)
+				}
+				for _, g := range b.GroupAdds {
+					got.GroupAdds = append(got.GroupAdds, g.ID)
+				}
+				for _, g := range b.GroupModifies {
+					got.GroupMods = append(got.GroupMods, g.ID)
+				}
+				s.Committed(All)
+				got.InstalledF, got.InstalledG = s.InstalledFlows(), s.InstalledGroups()
+				want.InstalledF, want.InstalledG = len(s.flows), len(s.groups)
+				slices.Sort(got.FlowAdds)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("(-want +got)\n%s", diff)
+				}
+				if s.Auditing() {
+					t.Error("the audit is still under way after EndAudit")
+				}
+			})
+		}
 	}
 }
