@@ -312,12 +312,11 @@ func (m *Model) HostConfig(gateway string) hostnet.Config {
 
 // RoutesFrontend says whether the host routes a frontend into the bridge:
 // not an address of another node (that would take the host's own traffic
-// to that node), nor of this node's pods.
+// to that node), nor of this node's pods. It costs the same whatever the
+// number of nodes: it is asked for every frontend.
 func (m *Model) RoutesFrontend(ip netip.Addr) bool {
-	for _, p := range m.peers {
-		if slices.Contains(p.IPs, ip) {
-			return false
-		}
+	if m.peerIPs[ip] > 0 {
+		return false
 	}
 	for _, p := range m.cfg.PodCIDRs {
 		if p.Contains(ip) {

@@ -29,6 +29,7 @@ type Model struct {
 	host    *HostModel
 	node    graph.Node
 	peers   graph.Peers
+	peerIPs map[netip.Addr]int // the peers' addresses, counted (RoutesFrontend)
 	pods    map[uint32]pipeline.Pod
 	sps     map[graph.ServicePortName]*graph.ServicePort
 	trees   map[graph.ServicePortName]*pipeline.Trees // their long lists' trees, for the next Rendering
@@ -44,6 +45,7 @@ func NewModel(cfg pipeline.Config, overlay bool) *Model {
 		st:      NewState(),
 		host:    NewHostModel(),
 		peers:   graph.Peers{},
+		peerIPs: map[netip.Addr]int{},
 		pods:    map[uint32]pipeline.Pod{},
 		sps:     map[graph.ServicePortName]*graph.ServicePort{},
 		trees:   map[graph.ServicePortName]*pipeline.Trees{},
@@ -120,13 +122,26 @@ func equalMAC(a, b net.HardwareAddr) bool { return a.String() == b.String() }
 // setPeer routes another node's pod CIDRs (through the tunnel in overlay
 // mode; the host does it in routed mode).
 func (m *Model) setPeer(n graph.Node) {
+	m.countPeerIPs(m.peers[n.Name], -1)
 	m.peers[n.Name] = n
+	m.countPeerIPs(n, 1)
 	m.st.setOwner(PeerOwner(n.Name), pipeline.PeerFlows(m.cfg, m.tunnelPeer(n)), nil, nil)
 }
 
 func (m *Model) removePeer(name string) {
+	m.countPeerIPs(m.peers[name], -1)
 	delete(m.peers, name)
 	m.st.removeOwner(PeerOwner(name))
+}
+
+// countPeerIPs adds by to the count of each of n's addresses (a zero
+// Node has none).
+func (m *Model) countPeerIPs(n graph.Node, by int) {
+	for _, ip := range n.IPs {
+		if m.peerIPs[ip] += by; m.peerIPs[ip] <= 0 {
+			delete(m.peerIPs, ip)
+		}
+	}
 }
 
 // tunnelPeer is a peer as the tunnel sees it: its address of the family
