@@ -119,20 +119,11 @@ func TestResyncRepairsDriftThroughAnAudit(t *testing.T) {
 func TestAnAuditNeverUndoesWhatCommitsChangedMeanwhile(t *testing.T) {
 	for _, stage := range []string{"copying", "read"} {
 		t.Run("bridge, "+stage, func(t *testing.T) {
-			md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
-			md.mustSync()
-			changed := false
-			rounds := md.auditing(func(stage0 string) {
-				if stage0 == stage && !changed {
-					changed = true
-					setEndpoints(md.tr, "web", "10.244.1.5", "10.244.1.99")
-					setEndpoints(md.tr, "sticky", "10.244.1.9", "10.244.1.98")
-					md.tr.DeleteService("ns", "empty")
-					md.mustApply()
-				}
+			md := auditedWithChange(t, stage, func(md *memDriver) {
+				setEndpoints(md.tr, "web", "10.244.1.5", "10.244.1.99")
+				setEndpoints(md.tr, "sticky", "10.244.1.9", "10.244.1.98")
+				md.tr.DeleteService("ns", "empty")
 			})
-			md.resync()
-			roundAsked(t, rounds)
 			before := md.br.Counts()
 			md.mustApply()
 			md.converged()
@@ -143,18 +134,7 @@ func TestAnAuditNeverUndoesWhatCommitsChangedMeanwhile(t *testing.T) {
 	}
 	for _, stage := range []string{"copying", "copied"} {
 		t.Run("host, "+stage, func(t *testing.T) {
-			md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
-			md.mustSync()
-			changed := false
-			rounds := md.auditing(func(stage0 string) {
-				if stage0 == stage && !changed {
-					changed = true
-					md.tr.DeleteService("ns", "web")
-					md.mustApply()
-				}
-			})
-			md.resync()
-			roundAsked(t, rounds)
+			md := auditedWithChange(t, stage, func(md *memDriver) { md.tr.DeleteService("ns", "web") })
 			if md.routed("10.96.0.10") {
 				t.Fatal("the deleted Service's route is back: the audit's host sync undid a commit")
 			}
@@ -167,6 +147,25 @@ func TestAnAuditNeverUndoesWhatCommitsChangedMeanwhile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// auditedWithChange syncs the in-memory cluster, resyncs, and commits
+// change once the audit reaches stage the first time; it returns once the
+// audit has asked for the round that adopts it.
+func auditedWithChange(t *testing.T, stage string, change func(md *memDriver)) *memDriver {
+	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
+	md.mustSync()
+	changed := false
+	rounds := md.auditing(func(at string) {
+		if at == stage && !changed {
+			changed = true
+			change(md)
+			md.mustApply()
+		}
+	})
+	md.resync()
+	roundAsked(t, rounds)
+	return md
 }
 
 // An audit looks the flows it expects up by cookie and counts the
