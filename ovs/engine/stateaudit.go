@@ -144,6 +144,7 @@ func (v *AuditView) Compare(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) 
 		}
 	}
 	slices.Sort(read) // the lookups' order already
+	read = slices.Compact(read)
 	walkSorted(v.Cookies, read, cmp.Compare[uint64], func(installed, held *uint64) {
 		if installed == nil {
 			d.Flows[*held] = true
@@ -158,6 +159,7 @@ func (v *AuditView) Compare(flows []ofconn.FlowInfo, groups []ofconn.GroupInfo) 
 		}
 	}
 	slices.SortFunc(got, groupSig.compare)
+	got = slices.CompactFunc(got, func(a, b groupSig) bool { return a.id == b.id })
 	walkSorted(v.groups, got, groupSig.compare, func(installed, held *groupSig) {
 		if held == nil {
 			d.Groups[installed.id] = GroupRead{}
