@@ -117,8 +117,8 @@ func (d *Driver) startAuditLocked() {
 
 // copyForAudit fills the audit's view of the installed flows and groups
 // and its copy of the model's host side under the driver's lock, a slice
-// of auditSlice entries at a time (under 1 ms): a change waits for one
-// slice, not for the whole copy (~30 ms at 100k Services, docs/scale.md).
+// of auditSlice entries at a time: a change waits for one slice, not for
+// the whole copy (docs/scale.md has both).
 // Room for the copies is made first, without the lock. It reports false
 // when the audit was dropped meanwhile (a full read-back).
 func (d *Driver) copyForAudit(view *engine.AuditView, h *hostCopy) bool {

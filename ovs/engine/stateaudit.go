@@ -71,7 +71,7 @@ func (s *State) BeginAudit() *AuditView {
 // Reserve makes room in v for the copy, at the sizes the state had as
 // the audit began and a little more. Called without the lock, before
 // Fill: Fill then appends without allocating, and so is not asked to
-// help the collector (an assist: ~20 ms at 100k Services) under the lock.
+// help the collector (an assist) under the lock (docs/scale.md).
 func (v *AuditView) Reserve() {
 	v.Cookies = make([]uint64, 0, roomFor(v.sizes[0]))
 	v.groups = make([]groupSig, 0, roomFor(v.sizes[1]))
