@@ -118,9 +118,9 @@ func (d *Driver) startAuditLocked() {
 // copyForAudit fills the audit's view of the installed flows and groups
 // and its copy of the model's host side under the driver's lock, a slice
 // of auditSlice entries at a time: a change waits for one slice, not for
-// the whole copy (docs/scale.md has both).
-// Room for the copies is made first, without the lock. It reports false
-// when the audit was dropped meanwhile (a full read-back).
+// the whole copy (docs/scale.md has both). Room for the copies is made
+// first, without the lock. It reports false when the audit was dropped
+// meanwhile (a full read-back).
 func (d *Driver) copyForAudit(view *engine.AuditView, h *hostCopy) bool {
 	view.Reserve()
 	h.side = engine.ReservedSide(h.sizes)

@@ -13,9 +13,10 @@ import (
 
 // BenchmarkAuditBegin is what an audit's start costs under the driver's
 // lock, where a change waits for it: BeginAudit, then the slices (p99 and
-// longest; a collection's stop can fall in one) of the copy of the installed view and of the model's host side
-// (copyForAudit: the lock is let go between two), and the whole copy with
-// the room made for it beforehand.
+// longest; a collection's stop can fall in one) of the copy of the
+// installed view and of the model's host side (copyForAudit: the lock is
+// let go between two), and the whole copy with the room made for it
+// beforehand.
 func BenchmarkAuditBegin(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
