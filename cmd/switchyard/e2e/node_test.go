@@ -237,7 +237,7 @@ func TestRealNode(t *testing.T) {
 	if ok, why := unreachable(node, nodePort); !ok {
 		t.Errorf("node -> deleted NodePort: %s", why)
 	}
-	if ok, why := servedBy(outside, netip.AddrPortFrom(lbIngress, 80), pods, 8); !ok {
+	if why := servedWithin(10*time.Second, outside, netip.AddrPortFrom(lbIngress, 80), pods); why != "" {
 		t.Errorf("the LoadBalancer Service went with the NodePort one: %s", why)
 	}
 
@@ -257,25 +257,6 @@ func TestRealNode(t *testing.T) {
 type probePath struct {
 	from vantage
 	to   netip.AddrPort
-}
-
-// everywhere checks that every path is served by exactly these pods (each
-// seen), allowing a few seconds for the slowest path.
-func everywhere(t testing.TB, paths []probePath, pods []string) {
-	t.Helper()
-	for _, p := range paths {
-		var why string
-		if err := waitFor(10*time.Second, func() error {
-			ok, w := servedBy(p.from, p.to, pods, 6*len(pods))
-			why = w
-			if !ok {
-				return fmt.Errorf("%s", w)
-			}
-			return nil
-		}); err != nil {
-			t.Fatalf("%s -> %s: want %v: %s", p.from.name, p.to, pods, why)
-		}
-	}
 }
 
 // connects reports whether a TCP connection from a namespace is accepted.

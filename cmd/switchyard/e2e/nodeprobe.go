@@ -106,6 +106,37 @@ func servedBy(v vantage, dst netip.AddrPort, want []string, n int) (bool, string
 	return true, ""
 }
 
+// everywhere checks that every path is served by exactly these pods (each
+// seen), allowing a few seconds for the slowest path.
+func everywhere(t testing.TB, paths []probePath, pods []string) {
+	t.Helper()
+	for _, p := range paths {
+		if why := servedWithin(10*time.Second, p.from, p.to, pods); why != "" {
+			t.Fatalf("%s -> %s: want %v: %s", p.from.name, p.to, pods, why)
+		}
+	}
+}
+
+// servedWithin waits until a round of requests from v to dst is answered by
+// exactly these pods, each seen, and says why not if it never is. One round
+// is 6 requests a pod: a round that misses a healthy pod by chance (2 in
+// 2^12 with two pods) is asked again, a pod that is not programmed never
+// answers.
+func servedWithin(d time.Duration, v vantage, dst netip.AddrPort, pods []string) string {
+	var why string
+	if err := waitFor(d, func() error {
+		ok, w := servedBy(v, dst, pods, 6*len(pods))
+		why = w
+		if !ok {
+			return fmt.Errorf("%s", w)
+		}
+		return nil
+	}); err != nil {
+		return why
+	}
+	return ""
+}
+
 // unreachable reports whether a request from v to dst fails.
 func unreachable(v vantage, dst netip.AddrPort) (bool, string) {
 	a, err := v.ask(dst)
