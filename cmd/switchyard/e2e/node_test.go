@@ -253,12 +253,6 @@ func TestRealNode(t *testing.T) {
 	nodeConn.check(t)
 }
 
-// probePath is a vantage point and a destination.
-type probePath struct {
-	from vantage
-	to   netip.AddrPort
-}
-
 // connects reports whether a TCP connection from a namespace is accepted.
 func connects(ns string, dst netip.AddrPort) error {
 	return ovstest.InNS(ns, func() error {

@@ -106,6 +106,12 @@ func servedBy(v vantage, dst netip.AddrPort, want []string, n int) (bool, string
 	return true, ""
 }
 
+// probePath is a vantage point and a destination.
+type probePath struct {
+	from vantage
+	to   netip.AddrPort
+}
+
 // everywhere checks that every path is served by exactly these pods (each
 // seen), allowing a few seconds for the slowest path.
 func everywhere(t testing.TB, paths []probePath, pods []string) {
