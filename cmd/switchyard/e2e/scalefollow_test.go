@@ -34,6 +34,9 @@ type probeChanges struct {
 	ns   string
 	done int         // changes written so far
 	at   []time.Time // when each was written
+	// delivered is, per change, how long after its write the witness
+	// (a watch beside the proxies') had it; -1 if it did not.
+	delivered []time.Duration
 	// missed counts connections answered by no endpoint while following
 	// (not the old endpoint either: worth knowing why), per prober.
 	missed map[string]int
@@ -57,12 +60,15 @@ func (c *probeChanges) follow(b *testing.B, n int, probers ...prober) map[string
 		c.missed = map[string]int{}
 	}
 	took := map[string][]time.Duration{}
+	w := witness(b, c.eps, "probe-1")
+	defer w.stop()
 	for range n {
 		time.Sleep(300 * time.Millisecond)
 		next := probePods[c.done%2]
 		c.done++
 		t0 := time.Now()
-		if _, err := c.eps.Update(context.Background(), slice(c.ns, "probe-1", "probe", 8080, endpoint{next.ip, "node-1", false}), metav1.UpdateOptions{}); err != nil {
+		written, err := c.eps.Update(context.Background(), slice(c.ns, "probe-1", "probe", 8080, endpoint{next.ip, "node-1", false}), metav1.UpdateOptions{})
+		if err != nil {
 			b.Fatal(err)
 		}
 		c.at = append(c.at, t0)
@@ -83,6 +89,11 @@ func (c *probeChanges) follow(b *testing.B, n int, probers ...prober) map[string
 			}()
 		}
 		wg.Wait()
+		delivered := time.Duration(-1)
+		if at, ok := w.deliveredAt(written.ResourceVersion, time.Second); ok {
+			delivered = at.Sub(t0)
+		}
+		c.delivered = append(c.delivered, delivered)
 		if b.Failed() {
 			b.FailNow()
 		}
