@@ -249,7 +249,7 @@ func (s *scaleRun) alone(b *testing.B) {
 	b.Logf("RSS samples, MiB, every second (churn, probes, resyncs every %v): %.0f", scaleSyncPeriod, samples)
 	if s.profiles != "" {
 		saveProfile(b, p.proc, filepath.Join(s.profiles, fmt.Sprintf("api-heap-%d.prof", s.n)))
-		saveFollowed(b, p.proc, filepath.Join(s.profiles, fmt.Sprintf("api-follow-%d.txt", s.n)), s.changes.at, fast, cpu)
+		saveFollowed(b, p.proc, filepath.Join(s.profiles, fmt.Sprintf("api-follow-%d.txt", s.n)), s.changes, fast, cpu)
 	}
 	body, _ := p.metrics()
 	reportPercentiles(b, fast, "write-to-traffic")

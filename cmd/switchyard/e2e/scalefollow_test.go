@@ -101,11 +101,12 @@ func (c *probeChanges) follow(b *testing.B, n int, probers ...prober) map[string
 	return took
 }
 
-// saveFollowed writes each change's write time and how long traffic took
-// to follow it, slowest first, with the CPU each process used meanwhile
-// (cpu, when not nil), then the process's log (--v=2: every sync, with
-// its time): where a slow change's time went.
-func saveFollowed(b *testing.B, proc *ovstest.Process, path string, at []time.Time, took []time.Duration, cpu *cpuTimeline) {
+// saveFollowed writes each change's write time, how long traffic took
+// to follow it and when the witness had it, slowest first, with the CPU
+// each process used meanwhile (cpu, when not nil), then the process's log
+// (--v=2: every sync, with its time): where a slow change's time went.
+func saveFollowed(b *testing.B, proc *ovstest.Process, path string, c *probeChanges, took []time.Duration, cpu *cpuTimeline) {
+	at := c.at
 	order := make([]int, len(took))
 	for i := range order {
 		order[i] = i
@@ -114,6 +115,9 @@ func saveFollowed(b *testing.B, proc *ovstest.Process, path string, at []time.Ti
 	var out strings.Builder
 	for _, i := range order {
 		fmt.Fprintf(&out, "change %d written %s followed in %v", i, at[i].Format("15:04:05.000000"), took[i])
+		if d := c.delivered[i]; d >= 0 {
+			fmt.Fprintf(&out, "; a second watcher had it at %v", d)
+		}
 		if cpu != nil {
 			fmt.Fprintf(&out, "; %s", cpu.Within(at[i], at[i].Add(took[i])))
 		}
