@@ -82,6 +82,8 @@ func reportSplit(b *testing.B, delivered, took []time.Duration, name string) {
 	for i, d := range delivered {
 		if d >= 0 {
 			api = append(api, d)
+			// 0 when traffic followed before the witness had the event:
+			// the API server serves the two watches one after the other.
 			rest = append(rest, max(0, took[i]-d))
 		}
 	}
