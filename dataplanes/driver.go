@@ -54,12 +54,6 @@ type Env struct {
 	// commit has one path, one backoff and one set of metrics. It never
 	// blocks. nil: no runner (render, install, cleanup): nothing asked.
 	RequestRound func()
-	// ReleaseMemory tells the command that the driver left much garbage
-	// behind off the change path (the OVS driver: after adopting an
-	// audit); the command collects it and hands the memory back to the
-	// OS in the background, on one CPU, so RSS stays near the live heap.
-	// It never blocks. nil: nothing is done.
-	ReleaseMemory func()
 	// Metrics is the command's registry (served on /metrics), where a
 	// driver registers metrics of its own, named switchyard_<driver>_...;
 	// nil: nowhere.
@@ -70,13 +64,6 @@ type Env struct {
 func (e Env) Request() {
 	if e.RequestRound != nil {
 		e.RequestRound()
-	}
-}
-
-// Release calls ReleaseMemory, when there is one.
-func (e Env) Release() {
-	if e.ReleaseMemory != nil {
-		e.ReleaseMemory()
 	}
 }
 

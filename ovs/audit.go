@@ -271,10 +271,6 @@ func (d *Driver) adoptAuditLocked() {
 		d.hostOK = false
 	}
 	klog.V(4).InfoS("Periodic audit adopted", "took", r.took, "drift", r.drift.Len())
-	// What it read (the host's routes among it) and the view it replaced
-	// are garbage now: handed back, or RSS climbs with every audit until
-	// the heap's goal (docs/scale.md).
-	d.env.Release()
 }
 
 // auditStage runs the tests' hook, if any.

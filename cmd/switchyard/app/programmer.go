@@ -17,7 +17,7 @@ type programmer struct {
 	driver dataplanes.Driver
 	gaps   *gapReporter
 	hc     *health.Services
-	mem    *memoryReleaser
+	mem    *memoryPolicy
 	// held is what the driver held back at its last successful call.
 	held atomic.Pointer[[]dataplanes.DegradedPart]
 }
@@ -34,22 +34,16 @@ func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
 		return err
 	}
 	p.hc.Sync(s)
-	// A full sync leaves what it read back and compared as garbage (the
-	// first one also the start's: the initial lists or the file,
-	// decoded), a third of the live heap for a periodic one
-	// (docs/scale.md, "RSS"). Collected and handed back to the OS now, in the
-	// background (the sync is done), RSS stays near the live heap
-	// instead of growing to twice it before the next collection; it
-	// costs one collection per --sync-period. docs/scale.md has the
-	// numbers.
-	p.mem.release()
+	// The first full sync leaves the start's garbage (the initial lists
+	// or the file, decoded); the memory policy hands it back and then
+	// keeps RSS near the live heap (memory.go).
+	p.mem.firstSynced()
 	return err
 }
 
 // auditingProgrammer is the programmer of a dataplanes.Auditor: the
 // runner's periodic full syncs are its Resyncs (runner.Resyncer), which
-// take what changed, as Apply does; no snapshot is built, and the driver
-// has the memory released after its audit (dataplanes.Env.ReleaseMemory).
+// take what changed, as Apply does; no snapshot is built.
 type auditingProgrammer struct {
 	*programmer
 	auditor dataplanes.Auditor

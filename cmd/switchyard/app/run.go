@@ -132,8 +132,9 @@ func (o *runOptions) run(ctx context.Context) error {
 	started := make(chan error, 1)
 	go func() { started <- src.Start(ctx, tr) }()
 	var rs rounds
-	mem := &memoryReleaser{}
-	driver, err := plan.factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request, ReleaseMemory: mem.release, Metrics: reg})
+	mem := &memoryPolicy{}
+	defer mem.stop()
+	driver, err := plan.factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request, Metrics: reg})
 	if err != nil {
 		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)
 	}

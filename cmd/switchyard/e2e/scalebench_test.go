@@ -262,6 +262,24 @@ func (s *scaleRun) alone(b *testing.B) {
 	b.ReportMetric(float64(len(samples)), "rss-samples")
 	b.ReportMetric(float64(s.changes.missed[s.viaSwitchyard.name]), "probes-unanswered")
 	b.ReportMetric(metric(body, "go_memstats_heap_alloc_bytes")/(1<<20), "heap-MiB")
+	logGoMemory(b, body, p.proc.PID())
+}
+
+// logGoMemory logs where switchyard's RSS is at the end, in MiB: the
+// kernel's split, and the Go runtime's own classes from its metrics.
+func logGoMemory(b *testing.B, body string, pid int) {
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	var kernel []string
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "RssAnon") || strings.HasPrefix(l, "RssFile") {
+			kernel = append(kernel, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	var goMem []string
+	for _, name := range []string{"heap_alloc", "heap_inuse", "heap_idle", "heap_released", "stack_sys", "gc_sys", "mspan_sys", "other_sys", "sys", "next_gc"} {
+		goMem = append(goMem, fmt.Sprintf("%s %.1f", name, metric(body, "go_memstats_"+name+"_bytes")/(1<<20)))
+	}
+	b.Logf("switchyard's memory at the end: %s; Go, MiB: %s; memory limit %.0f MiB", strings.Join(kernel, ", "), strings.Join(goMem, ", "), metric(body, "go_gc_gomemlimit_bytes")/(1<<20))
 }
 
 // restart stops switchyard and starts it again under the same API server
