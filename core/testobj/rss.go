@@ -11,19 +11,20 @@ import (
 // from /proc/<pid>/status (pid 0: this process); 0 where there is no
 // /proc. Benchmarks report it next to the Go heap.
 func ProcessRSS(pid int) uint64 {
-	return processStatusBytes(pid, "VmRSS:")
+	return ProcessStatusBytes(pid, "VmRSS:")
 }
 
 // ProcessPeakRSS returns the highest resident set size the process has
 // had since it started (the kernel's VmHWM), in bytes; 0 where there is
 // no /proc. Unlike samples, it cannot miss a short peak.
 func ProcessPeakRSS(pid int) uint64 {
-	return processStatusBytes(pid, "VmHWM:")
+	return ProcessStatusBytes(pid, "VmHWM:")
 }
 
-// processStatusBytes reads one "<field> <n> kB" line of
-// /proc/<pid>/status (pid 0: this process).
-func processStatusBytes(pid int, field string) uint64 {
+// ProcessStatusBytes reads one "<field> <n> kB" line of
+// /proc/<pid>/status (pid 0: this process), in bytes; 0 where there is
+// no such line or no /proc.
+func ProcessStatusBytes(pid int, field string) uint64 {
 	path := "/proc/self/status"
 	if pid > 0 {
 		path = "/proc/" + strconv.Itoa(pid) + "/status"

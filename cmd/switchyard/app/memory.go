@@ -25,15 +25,35 @@ import (
 //
 // GOGC in the environment turns the policy off: the operator chose how
 // the collector paces itself. GOMEMLIMIT stays an upper bound: the limit
-// followed is never above it. stop puts back the limit found at the
-// start.
+// followed is never above it; without one, the container's memory limit
+// gives the bound from the start (limitToContainer). stop puts back the
+// limit found at the start.
 type memoryPolicy struct {
 	once sync.Once
 	mu   sync.Mutex
 	// following is set while the limit is in force, stopped by stop.
 	following, stopped bool
-	// ceiling is the limit before the policy (GOMEMLIMIT's, or none).
+	// ceiling is the limit before the policy (GOMEMLIMIT's, the
+	// container's, or none).
 	ceiling int64
+	// original is the limit found before limitToContainer set one;
+	// restoreOriginal says it did.
+	original        int64
+	restoreOriginal bool
+}
+
+// limitToContainer sets the runtime's limit from the container's memory
+// limit, when there is one and GOMEMLIMIT is unset
+// (containerMemoryCeiling), before the source reads the initial state.
+func (m *memoryPolicy) limitToContainer(getenv func(string) string, cgroupRoot, procSelfCgroup string) (int64, bool) {
+	limit, ok := containerMemoryCeiling(getenv, cgroupRoot, procSelfCgroup)
+	if !ok {
+		return 0, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.original, m.restoreOriginal = debug.SetMemoryLimit(limit), true
+	return limit, true
 }
 
 // softLimitMinHeadroom is the least room for garbage above the live heap,
@@ -72,7 +92,11 @@ func (m *memoryPolicy) start(ceiling int64) {
 func (m *memoryPolicy) stop() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.following && !m.stopped {
+	switch {
+	case m.stopped:
+	case m.restoreOriginal:
+		debug.SetMemoryLimit(m.original)
+	case m.following:
 		debug.SetMemoryLimit(m.ceiling)
 	}
 	m.stopped = true

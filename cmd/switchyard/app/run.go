@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/netip"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -127,13 +128,16 @@ func (o *runOptions) run(ctx context.Context) error {
 	// The source reads its initial state (the API server's lists, or the
 	// file) while the driver opens the dataplane: in a large cluster
 	// each takes a while.
+	mem := &memoryPolicy{}
+	defer mem.stop()
+	if limit, ok := mem.limitToContainer(os.Getenv, "/sys/fs/cgroup", "/proc/self/cgroup"); ok {
+		klog.InfoS("Go memory limit set from the container's memory limit", "bytes", limit, "share", containerLimitShare)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	started := make(chan error, 1)
 	go func() { started <- src.Start(ctx, tr) }()
 	var rs rounds
-	mem := &memoryPolicy{}
-	defer mem.stop()
 	driver, err := plan.factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request, Metrics: reg})
 	if err != nil {
 		return fmt.Errorf("dataplane %s: %w", o.dataplane, err)

@@ -162,3 +162,22 @@ func (n *realNode) dumpPodLogs() {
 		return nil
 	})
 }
+
+// containerLog is what a pod's container has written so far, from the
+// kubelet's log files (<namespace>_<pod>_<uid>/<container>/<n>.log).
+func (n *realNode) containerLog(t testing.TB, pod, container string) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(n.podLogs, chartNamespace+"_"+pod+"_*", container, "*.log"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no log of %s/%s under %s (%v)", pod, container, n.podLogs, err)
+	}
+	var b strings.Builder
+	for _, f := range files {
+		content, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(content)
+	}
+	return b.String()
+}

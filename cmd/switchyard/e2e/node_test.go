@@ -196,12 +196,18 @@ func TestRealNode(t *testing.T) {
 	}
 	everywhere(t, paths, pods)
 
-	// helm upgrade with a changed value rolls the DaemonSet: the node and
-	// the connections through Services keep going.
+	// helm upgrade with changed values rolls the DaemonSet: the node and
+	// the connections through Services keep going. The new pod has a
+	// memory limit, which its Go runtime takes nine tenths of as its own.
 	start = time.Now()
-	n.helm(t, "upgrade", "sy", chart, "--namespace", chartNamespace, "--reuse-values", "--set", "logLevel=2", "--wait", "--timeout", "5m")
+	n.helm(t, "upgrade", "sy", chart, "--namespace", chartNamespace, "--reuse-values", "--set", "logLevel=2",
+		"--set", "resources.limits.memory=512Mi", "--wait", "--timeout", "5m")
 	syPod = n.switchyardPod(t, syPod)
-	lat.note("helm upgrade (logLevel 0 -> 2) -> new switchyard pod Ready: %d ms", time.Since(start).Milliseconds())
+	lat.note("helm upgrade (logLevel 0 -> 2, a memory limit) -> new switchyard pod Ready: %d ms", time.Since(start).Milliseconds())
+	const goLimit = `"Go memory limit set from the container's memory limit" bytes=483183820 `
+	if log := n.containerLog(t, syPod, "switchyard"); !strings.Contains(log, goLimit) {
+		t.Errorf("switchyard with a 512Mi memory limit did not log %s; its log:\n%s", goLimit, log)
+	}
 	time.Sleep(time.Second)
 	for _, h := range append(held, nodeConn) {
 		h.check(t)

@@ -268,12 +268,9 @@ func (s *scaleRun) alone(b *testing.B) {
 // logGoMemory logs where switchyard's RSS is at the end, in MiB: the
 // kernel's split, and the Go runtime's own classes from its metrics.
 func logGoMemory(b *testing.B, body string, pid int) {
-	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	var kernel []string
-	for _, l := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(l, "RssAnon") || strings.HasPrefix(l, "RssFile") {
-			kernel = append(kernel, strings.Join(strings.Fields(l), " "))
-		}
+	for _, field := range []string{"RssAnon", "RssFile"} {
+		kernel = append(kernel, fmt.Sprintf("%s %.1f MiB", field, float64(testobj.ProcessStatusBytes(pid, field+":"))/(1<<20)))
 	}
 	var goMem []string
 	for _, name := range []string{"heap_alloc", "heap_inuse", "heap_idle", "heap_released", "stack_sys", "gc_sys", "mspan_sys", "other_sys", "sys", "next_gc"} {
