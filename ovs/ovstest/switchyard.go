@@ -322,3 +322,6 @@ func (c *Cluster) WriteClusterFile(t testing.TB, objs ...any) string {
 
 // LogTail is the last n lines of the process's log.
 func (p *Process) LogTail(n int) string { return tailFile(p.log, n) }
+
+// LogPath is the file the process's output goes to.
+func (p *Process) LogPath() string { return p.log }

@@ -88,9 +88,15 @@ func (a *repairAudit) lists() ([]span, error) {
 // within counts the repair lists that ran, their aftermath included,
 // at some time in [from, to].
 func within(lists []span, from, to time.Time) int {
+	return overlapping(lists, repairAftermath, from, to)
+}
+
+// overlapping counts the spans that, with after added to their end,
+// meet [from, to].
+func overlapping(spans []span, after time.Duration, from, to time.Time) int {
 	n := 0
-	for _, l := range lists {
-		if !l.from.After(to) && !l.to.Add(repairAftermath).Before(from) {
+	for _, l := range spans {
+		if !l.from.After(to) && !l.to.Add(after).Before(from) {
 			n++
 		}
 	}
