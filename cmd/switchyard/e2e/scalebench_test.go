@@ -178,11 +178,10 @@ func (s *scaleRun) start(b *testing.B) {
 
 	ovstest.SwitchyardBinary(b) // built before the clock starts
 	var began, synced time.Time
+	// --v=2: every sync in the log with its time, and each audit with
+	// when it ran (reportAudits).
 	args := []string{"--min-sync-period=0s", "--sync-period=" + scaleSyncPeriod.String(), "--profiling", scaleNodePortRange,
-		"--ovs-service-cidrs=" + scaleServiceCIDR(s.n)}
-	if s.profiles != "" {
-		args = append(args, "--v=2") // every sync in the log, with its time
-	}
+		"--ovs-service-cidrs=" + scaleServiceCIDR(s.n), "--v=2"}
 	startFirst := s.proxy.onNode1(b, c, adminToken, args...)
 	s.world = ovsharness.BuildWorld(b, ovsharness.WorldOptions{StartNode1: func(nd *ovstest.Node) *ovstest.Process {
 		// The node's own connections take local ports below the node-port

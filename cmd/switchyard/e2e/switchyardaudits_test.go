@@ -58,6 +58,9 @@ func (s *scaleRun) reportAudits(b *testing.B, at []time.Time, took []time.Durati
 	if err != nil {
 		b.Fatal(err)
 	}
+	if len(audits) == 0 {
+		b.Fatalf("no audit in %s over at least three sync periods: the driver's --v=2 line missing?", s.proxy.proc.LogPath())
+	}
 	repairs := s.repairLists(b)
 	var outside, outsideBoth []time.Duration
 	for i, d := range took {
