@@ -53,36 +53,49 @@ func newRepairAudit(t testing.TB, dir string) (*repairAudit, []string) {
 	return a, []string{"--audit-policy-file=" + policy, "--audit-log-path=" + a.log, "--audit-log-format=json"}
 }
 
-// span is one repair list, from its request to its response's end.
+// span is one repair list (or one of switchyard's audits), from its
+// start to its end.
 type span struct{ from, to time.Time }
 
-// lists reads the repair lists logged so far.
+// lists reads the repair lists logged so far (none before the log exists).
 func (a *repairAudit) lists() ([]span, error) {
-	f, err := os.Open(a.log)
-	if os.IsNotExist(err) {
+	if _, err := os.Stat(a.log); os.IsNotExist(err) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []span
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for sc.Scan() {
+	err := eachLine(a.log, func(line []byte) error {
 		var ev struct {
 			Stage    string    `json:"stage"`
 			Received time.Time `json:"requestReceivedTimestamp"`
 			Stamp    time.Time `json:"stageTimestamp"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return nil, fmt.Errorf("audit log %s: %v", a.log, err)
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return fmt.Errorf("audit log %s: %v", a.log, err)
 		}
 		if ev.Stage == "ResponseComplete" {
 			out = append(out, span{ev.Received, ev.Stamp})
 		}
+		return nil
+	})
+	return out, err
+}
+
+// eachLine hands each line of a log file to line (lines up to 1 MiB),
+// stopping at its first error.
+func eachLine(path string, line func([]byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
 	}
-	return out, sc.Err()
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		if err := line(sc.Bytes()); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 // within counts the repair lists that ran, their aftermath included,

@@ -3,9 +3,7 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"regexp"
 	"testing"
 	"time"
@@ -23,30 +21,24 @@ var auditLine = regexp.MustCompile(`"Periodic audit adopted" began="([^"]+)" too
 
 // auditSpans reads the audits a switchyard log holds so far.
 func auditSpans(log string) ([]span, error) {
-	f, err := os.Open(log)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []span
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for sc.Scan() {
-		m := auditLine.FindStringSubmatch(sc.Text())
+	err := eachLine(log, func(line []byte) error {
+		m := auditLine.FindSubmatch(line)
 		if m == nil {
-			continue
+			return nil
 		}
-		began, err := time.Parse(time.RFC3339Nano, m[1])
+		began, err := time.Parse(time.RFC3339Nano, string(m[1]))
 		if err != nil {
-			return nil, fmt.Errorf("%s: an audit's start: %v", log, err)
+			return fmt.Errorf("%s: an audit's start: %v", log, err)
 		}
-		took, err := time.ParseDuration(m[2])
+		took, err := time.ParseDuration(string(m[2]))
 		if err != nil {
-			return nil, fmt.Errorf("%s: an audit's time: %v", log, err)
+			return fmt.Errorf("%s: an audit's time: %v", log, err)
 		}
 		out = append(out, span{began, began.Add(took)})
-	}
-	return out, sc.Err()
+		return nil
+	})
+	return out, err
 }
 
 // reportAudits reports how many of the changes written at at were
