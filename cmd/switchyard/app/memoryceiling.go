@@ -18,8 +18,8 @@ const containerLimitShare = 0.9
 
 // containerMemoryCeiling is the soft memory limit the Go runtime starts
 // with: containerLimitShare of the tightest memory limit of the cgroups
-// the process is in, when there is one and GOMEMLIMIT is unset ("off"
-// included: the operator chose). Without it the runtime does not know the
+// the process is in, when there is one and GOMEMLIMIT is unset (any value
+// counts as set, "off" too: the operator chose). Without it the runtime does not know the
 // container's limit and collects only by GOGC's pacing, so the initial
 // lists, which hold the most, could meet an OOM kill that collecting
 // sooner would have avoided. ok is false when nothing is to be set.
