@@ -66,6 +66,14 @@ type auditResult struct {
 	hostErr error
 	began   time.Time
 	took    time.Duration
+	parts   auditParts
+}
+
+// auditParts is how long each part of an audit took, for its log line:
+// the copy under the driver's lock, the bridge's flows and groups read
+// aside, and the host's sync.
+type auditParts struct {
+	copy, flows, groups, host time.Duration
 }
 
 // hostCopy is the model's host side as an audit brings the host to it.
@@ -165,11 +173,19 @@ func (d *Driver) runAudit(view *engine.AuditView, h hostCopy) *auditResult {
 	d.auditStage("copied")
 	view.Prepare() // sorted here, not under the lock
 	h.side.Sort()
+	mark := start
+	lap := func(part *time.Duration) {
+		now := time.Now()
+		*part, mark = now.Sub(mark), now
+	}
+	lap(&r.parts.copy)
 	flows, err := d.auditFlows(ctx, view)
+	lap(&r.parts.flows)
 	var groups []ofconn.GroupInfo
 	if err == nil {
 		groups, err = groupsAside(ctx, d.aside, view.IDs)
 	}
+	lap(&r.parts.groups)
 	if r.err = err; err == nil {
 		r.drift = view.Compare(flows, groups)
 	}
@@ -183,6 +199,7 @@ func (d *Driver) runAudit(view *engine.AuditView, h hostCopy) *auditResult {
 		r.hostErr = d.host.Sync(ctx, h.cfg, h.side.Frontends, h.side.Captures, h.side.NodePorts)
 	}
 	d.hostMu.Unlock()
+	lap(&r.parts.host)
 	r.took = time.Since(start)
 	return r
 }
@@ -274,7 +291,8 @@ func (d *Driver) adoptAuditLocked() {
 	// At --v=2, as each full sync's parts: when an audit ran is what a
 	// change's latency meanwhile needs to be read beside (the scale
 	// benchmark does).
-	klog.V(2).InfoS("Periodic audit adopted", "began", r.began.UTC().Format(time.RFC3339Nano), "took", r.took, "drift", r.drift.Len())
+	klog.V(2).InfoS("Periodic audit adopted", "began", r.began.UTC().Format(time.RFC3339Nano), "took", r.took, "drift", r.drift.Len(),
+		"copy", r.parts.copy, "flows", r.parts.flows, "groups", r.parts.groups, "host", r.parts.host)
 }
 
 // auditStage runs the tests' hook, if any.

@@ -254,7 +254,7 @@ func (s *scaleRun) alone(b *testing.B) {
 	reportPercentiles(b, fast, "write-to-traffic")
 	reportSplit(b, s.changes.delivered[:len(fast)], fast, "traffic")
 	s.reportRepairs(b, s.changes.at[:len(fast)], fast)
-	s.reportAudits(b, s.changes.at[:len(fast)], fast)
+	s.reportAudits(b, s.changes.at[:len(fast)], s.changes.delivered[:len(fast)], fast)
 	b.ReportMetric(slices.Max(samples), "rss-max-MiB")
 	// The kernel's high-water mark also holds the first sync's peak (unsampled).
 	b.ReportMetric(float64(testobj.ProcessPeakRSS(p.proc.PID()))/(1<<20), "rss-peak-since-start-MiB")

@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -19,10 +20,13 @@ import (
 // auditLine is the driver's line for an adopted audit.
 var auditLine = regexp.MustCompile(`"Periodic audit adopted" began="([^"]+)" took="([^"]+)"`)
 
-// auditSpans reads the audits a switchyard log holds so far.
-func auditSpans(log string) ([]span, error) {
-	var out []span
-	err := eachLine(log, func(line []byte) error {
+// auditParts is the rest of the line: the drift and each part's time.
+var auditParts = regexp.MustCompile(`drift=.*`)
+
+// auditSpans reads the audits a switchyard log holds so far, and what
+// their lines say of their parts.
+func auditSpans(log string) (spans []span, parts []string, err error) {
+	err = eachLine(log, func(line []byte) error {
 		m := auditLine.FindSubmatch(line)
 		if m == nil {
 			return nil
@@ -35,41 +39,64 @@ func auditSpans(log string) ([]span, error) {
 		if err != nil {
 			return fmt.Errorf("%s: an audit's time: %v", log, err)
 		}
-		out = append(out, span{began, began.Add(took)})
+		spans = append(spans, span{began, began.Add(took)})
+		parts = append(parts, fmt.Sprintf("took=%v %s", took, auditParts.Find(line)))
 		return nil
 	})
-	return out, err
+	return spans, parts, err
 }
 
 // reportAudits reports how many of the changes written at at were
-// followed while one of switchyard's audits ran, and the percentiles of
-// the others, and of those outside both the audits and kube-apiserver's
-// repairs (attribution, as reportRepairs: not a target's figure).
-func (s *scaleRun) reportAudits(b *testing.B, at []time.Time, took []time.Duration) {
-	audits, err := auditSpans(s.proxy.proc.LogPath())
+// followed while one of switchyard's audits ran, the percentiles of those
+// and of the others, of those outside both the audits and kube-apiserver's
+// repairs, and the API server's part (write → the witness's event,
+// delivered; -1 when unseen) inside and outside the audits: attribution,
+// as reportRepairs, not a target's figure.
+func (s *scaleRun) reportAudits(b *testing.B, at []time.Time, delivered, took []time.Duration) {
+	audits, parts, err := auditSpans(s.proxy.proc.LogPath())
 	if err != nil {
 		b.Fatal(err)
 	}
 	if len(audits) == 0 {
 		b.Fatalf("no audit in %s over at least three sync periods: the driver's --v=2 line missing?", s.proxy.proc.LogPath())
 	}
+	b.Logf("switchyard's audits: %s", strings.Join(parts, "; "))
 	repairs := s.repairLists(b)
-	var outside, outsideBoth []time.Duration
+	var in, outside, outsideBoth, watchIn, watchOutside []time.Duration
 	for i, d := range took {
 		if overlapping(audits, 0, at[i], at[i].Add(d)) > 0 {
+			in = append(in, d)
+			watchIn = appendWitnessed(watchIn, delivered[i])
 			continue
 		}
 		outside = append(outside, d)
+		watchOutside = appendWitnessed(watchOutside, delivered[i])
 		if within(repairs, at[i], at[i].Add(d)) == 0 {
 			outsideBoth = append(outsideBoth, d)
 		}
 	}
 	b.ReportMetric(float64(len(audits)), "switchyard-audits")
-	b.ReportMetric(float64(len(took)-len(outside)), "write-to-traffic-in-audit")
-	if len(outside) > 0 {
-		reportPercentiles(b, outside, "write-to-traffic-outside-audit")
+	b.ReportMetric(float64(len(in)), "write-to-traffic-in-audit")
+	for _, p := range []struct {
+		took []time.Duration
+		name string
+	}{
+		{in, "write-to-traffic-in-audit"},
+		{outside, "write-to-traffic-outside-audit"},
+		{outsideBoth, "write-to-traffic-outside-audit-and-repair"},
+		{watchIn, "write-to-watch-in-audit"},
+		{watchOutside, "write-to-watch-outside-audit"},
+	} {
+		if len(p.took) > 0 {
+			reportPercentiles(b, p.took, p.name)
+		}
 	}
-	if len(outsideBoth) > 0 {
-		reportPercentiles(b, outsideBoth, "write-to-traffic-outside-audit-and-repair")
+}
+
+// appendWitnessed appends d when the witness saw the change (d ≥ 0).
+func appendWitnessed(to []time.Duration, d time.Duration) []time.Duration {
+	if d < 0 {
+		return to
 	}
+	return append(to, d)
 }

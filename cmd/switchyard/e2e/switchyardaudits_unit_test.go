@@ -26,7 +26,7 @@ func TestAuditSpans(t *testing.T) {
 	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := auditSpans(log)
+	got, parts, err := auditSpans(log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +36,10 @@ func TestAuditSpans(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(span{})); diff != "" {
 		t.Errorf("auditSpans (-want +got):\n%s\nthe log:\n%s", diff, buf.String())
+	}
+	wantParts := []string{"took=3.111s drift=0", "took=250µs drift=2"}
+	if diff := cmp.Diff(wantParts, parts); diff != "" {
+		t.Errorf("auditSpans' parts (-want +got):\n%s", diff)
 	}
 	if n := overlapping(got, 0, began.Add(3*time.Second), began.Add(4*time.Second)); n != 1 {
 		t.Errorf("a change from 3 s to 4 s after the first audit began overlaps %d audits, want 1", n)
