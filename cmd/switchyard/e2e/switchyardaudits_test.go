@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"fmt"
+	"cmp"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +22,25 @@ import (
 // auditLine is the driver's line for an adopted audit.
 var auditLine = regexp.MustCompile(`"Periodic audit adopted" began="([^"]+)" took="([^"]+)"`)
 
-// auditParts is the rest of the line: the drift and each part's time.
-var auditParts = regexp.MustCompile(`drift=.*`)
+// auditPartTimes is how long each part of an audit took, from the rest
+// of its line: its copy, its reads of the flows and the groups, the
+// host's sync, one after the other.
+var auditPartTimes = regexp.MustCompile(`copy="([^"]+)" flows="([^"]+)" groups="([^"]+)" host="([^"]+)"`)
 
-// auditSpans reads the audits a switchyard log holds so far, and what
-// their lines say of their parts.
-func auditSpans(log string) (spans []span, parts []string, err error) {
-	err = eachLine(log, func(line []byte) error {
+// auditPartNames name the parts auditPartTimes matches, in order.
+var auditPartNames = []string{"copy", "flows", "groups", "host"}
+
+// audit is one of switchyard's audits: when it ran, and when each of its
+// parts did (none when its line does not say).
+type audit struct {
+	span
+	parts []span
+}
+
+// auditSpans reads the audits a switchyard log holds so far.
+func auditSpans(log string) ([]audit, error) {
+	var out []audit
+	err := eachLine(log, func(line []byte) error {
 		m := auditLine.FindSubmatch(line)
 		if m == nil {
 			return nil
@@ -39,11 +53,35 @@ func auditSpans(log string) (spans []span, parts []string, err error) {
 		if err != nil {
 			return fmt.Errorf("%s: an audit's time: %v", log, err)
 		}
-		spans = append(spans, span{began, began.Add(took)})
-		parts = append(parts, fmt.Sprintf("took=%v %s", took, auditParts.Find(line)))
+		a := audit{span: span{began, began.Add(took)}}
+		if p := auditPartTimes.FindSubmatch(line); p != nil {
+			at := began
+			for _, d := range p[1:] {
+				part, err := time.ParseDuration(string(d))
+				if err != nil {
+					return fmt.Errorf("%s: an audit's part: %v", log, err)
+				}
+				a.parts = append(a.parts, span{at, at.Add(part)})
+				at = at.Add(part)
+			}
+		}
+		out = append(out, a)
 		return nil
 	})
-	return spans, parts, err
+	return out, err
+}
+
+// partsDuring names the parts of the audits that overlap from..to.
+func partsDuring(audits []audit, from, to time.Time) []string {
+	var names []string
+	for _, a := range audits {
+		for i, p := range a.parts {
+			if p.from.Before(to) && p.to.After(from) {
+				names = append(names, auditPartNames[i])
+			}
+		}
+	}
+	return names
 }
 
 // reportAudits reports how many of the changes written at at were
@@ -53,18 +91,22 @@ func auditSpans(log string) (spans []span, parts []string, err error) {
 // delivered; -1 when unseen) inside and outside the audits: attribution,
 // as reportRepairs, not a target's figure.
 func (s *scaleRun) reportAudits(b *testing.B, at []time.Time, delivered, took []time.Duration) {
-	audits, parts, err := auditSpans(s.proxy.proc.LogPath())
+	audits, err := auditSpans(s.proxy.proc.LogPath())
 	if err != nil {
 		b.Fatal(err)
 	}
 	if len(audits) == 0 {
 		b.Fatalf("no audit in %s over at least three sync periods: the driver's --v=2 line missing?", s.proxy.proc.LogPath())
 	}
-	b.Logf("switchyard's audits: %s", strings.Join(parts, "; "))
+	logAudits(b, audits, at, delivered, took)
+	spans := make([]span, len(audits))
+	for i, a := range audits {
+		spans[i] = a.span
+	}
 	repairs := s.repairLists(b)
 	var in, outside, outsideBoth, watchIn, watchOutside []time.Duration
 	for i, d := range took {
-		if overlapping(audits, 0, at[i], at[i].Add(d)) > 0 {
+		if overlapping(spans, 0, at[i], at[i].Add(d)) > 0 {
 			in = append(in, d)
 			watchIn = appendWitnessed(watchIn, delivered[i])
 			continue
@@ -99,4 +141,29 @@ func appendWitnessed(to []time.Duration, d time.Duration) []time.Duration {
 		return to
 	}
 	return append(to, d)
+}
+
+// logAudits logs each audit's parts, and the slowest changes with the
+// API server's part of each and the audits' parts they overlapped.
+func logAudits(b *testing.B, audits []audit, at []time.Time, delivered, took []time.Duration) {
+	var lines []string
+	for _, a := range audits {
+		var parts []string
+		for i, p := range a.parts {
+			parts = append(parts, fmt.Sprintf("%s %v", auditPartNames[i], p.to.Sub(p.from).Round(time.Millisecond)))
+		}
+		lines = append(lines, fmt.Sprintf("%v (%s)", a.to.Sub(a.from).Round(time.Millisecond), strings.Join(parts, ", ")))
+	}
+	b.Logf("switchyard's audits: %s", strings.Join(lines, "; "))
+	order := make([]int, len(took))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return cmp.Compare(took[j], took[i]) })
+	lines = lines[:0]
+	for _, i := range order[:min(10, len(order))] {
+		lines = append(lines, fmt.Sprintf("%v (watch %v) %v", took[i].Round(100*time.Microsecond),
+			delivered[i].Round(100*time.Microsecond), partsDuring(audits, at[i], at[i].Add(took[i]))))
+	}
+	b.Logf("the slowest changes, with the audits' parts they overlapped: %s", strings.Join(lines, "; "))
 }

@@ -20,31 +20,37 @@ func TestAuditSpans(t *testing.T) {
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&buf)))
 	began := time.Date(2026, 11, 30, 0, 12, 31, 456789012, time.UTC)
 	logger.Info("Full sync's parts", "model", 2*time.Second)
-	logger.Info("Periodic audit adopted", "began", began.Format(time.RFC3339Nano), "took", 3111*time.Millisecond, "drift", 0)
+	logger.Info("Periodic audit adopted", "began", began.Format(time.RFC3339Nano), "took", 3111*time.Millisecond, "drift", 0,
+		"copy", 11*time.Millisecond, "flows", 2*time.Second, "groups", time.Second, "host", 100*time.Millisecond)
 	logger.Info("Periodic audit adopted", "began", began.Add(10*time.Second).Format(time.RFC3339Nano), "took", 250*time.Microsecond, "drift", 2)
 	log := filepath.Join(t.TempDir(), "switchyard.log")
 	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, parts, err := auditSpans(log)
+	got, err := auditSpans(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []span{
-		{began, began.Add(3111 * time.Millisecond)},
-		{began.Add(10 * time.Second), began.Add(10*time.Second + 250*time.Microsecond)},
+	at := func(d time.Duration) time.Time { return began.Add(d) }
+	ms := time.Millisecond
+	want := []audit{
+		{span{began, at(3111 * ms)}, []span{{began, at(11 * ms)}, {at(11 * ms), at(2011 * ms)}, {at(2011 * ms), at(3011 * ms)}, {at(3011 * ms), at(3111 * ms)}}},
+		{span{at(10 * time.Second), at(10*time.Second + 250*time.Microsecond)}, nil},
 	}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(span{})); diff != "" {
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(span{}, audit{})); diff != "" {
 		t.Errorf("auditSpans (-want +got):\n%s\nthe log:\n%s", diff, buf.String())
 	}
-	wantParts := []string{"took=3.111s drift=0", "took=250µs drift=2"}
-	if diff := cmp.Diff(wantParts, parts); diff != "" {
-		t.Errorf("auditSpans' parts (-want +got):\n%s", diff)
-	}
-	if n := overlapping(got, 0, began.Add(3*time.Second), began.Add(4*time.Second)); n != 1 {
+	spans := []span{got[0].span, got[1].span}
+	if n := overlapping(spans, 0, at(3*time.Second), at(4*time.Second)); n != 1 {
 		t.Errorf("a change from 3 s to 4 s after the first audit began overlaps %d audits, want 1", n)
 	}
-	if n := overlapping(got, 0, began.Add(4*time.Second), began.Add(9*time.Second)); n != 0 {
+	if n := overlapping(spans, 0, at(4*time.Second), at(9*time.Second)); n != 0 {
 		t.Errorf("a change between the audits overlaps %d, want 0", n)
+	}
+	if diff := cmp.Diff([]string{"groups", "host"}, partsDuring(got, at(3*time.Second), at(3020*ms))); diff != "" {
+		t.Errorf("the parts a change from 3 s to 3.02 s overlaps (-want +got):\n%s", diff)
+	}
+	if parts := partsDuring(got, at(10*time.Second), at(11*time.Second)); parts != nil {
+		t.Errorf("a change during an audit whose line has no parts overlaps %v, want none", parts)
 	}
 }
