@@ -3,8 +3,8 @@
 package e2e
 
 import (
-	"fmt"
 	"cmp"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
