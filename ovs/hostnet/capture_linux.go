@@ -111,7 +111,7 @@ func (h *Host) updateCaptures(ctx context.Context, c Config, gw netlink.Link, ca
 		}
 	}
 	tx := h.nft.NewTransaction()
-	capturesTx(tx, captures)
+	capturesDeltaTx(tx, h.captures, captures)
 	if err := h.inNS(func() error { return h.nft.Run(ctx, tx) }); err != nil {
 		return fmt.Errorf("nftables captured ports: %w", err)
 	}

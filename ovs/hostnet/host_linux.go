@@ -54,7 +54,9 @@ func Open(nsPath string) (*Host, error) {
 		return nil, fmt.Errorf("netlink in %q: %w", nsPath, err)
 	}
 	err = h.inNS(func() (err error) {
-		h.nft, err = knftables.New(knftables.InetFamily, TableName)
+		// Destroy (a change's elements that went) is nft's from 1.0.7 and
+		// kernel 6.3; an add and a delete in one transaction before.
+		h.nft, err = knftables.New(knftables.InetFamily, TableName, knftables.EmulateDestroy)
 		return err
 	})
 	if err != nil {
@@ -154,7 +156,7 @@ func (h *Host) Update(ctx context.Context, c Config, frontends map[netip.Addr]bo
 	}
 	if nodePorts != nil && !slices.Equal(nodePorts, h.nodePorts) {
 		tx := h.nft.NewTransaction()
-		nodePortsTx(tx, nodePorts)
+		nodePortsDeltaTx(tx, h.nodePorts, nodePorts)
 		if err := h.inNS(func() error { return h.nft.Run(ctx, tx) }); err != nil {
 			return fmt.Errorf("nftables NodePorts: %w", err)
 		}
