@@ -196,7 +196,7 @@ func (d *Driver) runAudit(view *engine.AuditView, h hostCopy) *auditResult {
 	// (its generation differs). hostGen changes under hostMu too.
 	d.hostMu.Lock()
 	if d.hostGen == h.gen {
-		r.hostErr = d.host.Sync(ctx, h.cfg, h.side.Frontends, h.side.Captures, h.side.NodePorts)
+		r.hostErr = d.host.Audit(ctx, h.cfg, h.side.Frontends, h.side.Captures, h.side.NodePorts)
 	}
 	d.hostMu.Unlock()
 	lap(&r.parts.host)

@@ -132,7 +132,7 @@ func TestNodeKeepsItsNetwork(t *testing.T) {
 				Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", v1.ProtocolTCP, 80, 30080), Type(v1.ServiceTypeNodePort)),
 				Slice("ns", "web-1", "web", discovery.AddressTypeIPv4, SlicePort("http", v1.ProtocolTCP, 8080), Endpoint("10.244.1.5", OnNode("node-1"))))
 			start := func() *ovstest.Process {
-				p := n.StartSwitchyard(t, "--file="+file, "--min-sync-period=0")
+				p := n.StartSwitchyard(t, "--file="+file, "--min-sync-period=0", "--sync-period=1s")
 				if err := p.WaitSynced(time.Time{}, func() bool { return n.HasRoute(netip.MustParsePrefix("10.96.0.10/32")) }, 20*time.Second); err != nil {
 					t.Fatal(err)
 				}
@@ -155,6 +155,15 @@ func TestNodeKeepsItsNetwork(t *testing.T) {
 			}
 			nodePort("running")
 			k.intact(t, "running with a pod")
+
+			// The nftables table deleted under it: the next audit (every
+			// --sync-period) finds its sets and chains gone and writes it
+			// again (hostnet.Host.Audit).
+			if out, err := n.ExecHost("nft", "delete", "table", "inet", hostnet.TableName); err != nil {
+				t.Fatalf("deleting the table: %v\n%s", err, out)
+			}
+			nodePortAgain(t, c.Client, "the table deleted", 10*time.Second)
+			k.intact(t, "the table deleted and written again")
 
 			p.Kill()
 			k.intact(t, "switchyard killed (-9)")
@@ -195,6 +204,23 @@ func TestNodeKeepsItsNetwork(t *testing.T) {
 			}
 			t.Logf("%d round trips on the node's connections, none failed", k.rounds.Load())
 		})
+	}
+}
+
+// nodePortAgain waits until node-1's NodePort 30080 reaches pod p1 from
+// outside again, asking every 200 ms.
+func nodePortAgain(t *testing.T, client string, stage string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		id, err := ovstest.ProbeTCP(client, netip.Addr{}, netip.MustParseAddrPort("192.168.100.10:30080"), time.Second)
+		if id == "p1" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: NodePort from outside not back within %v: %q %v", stage, within, id, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -46,6 +46,9 @@ type portDatabase interface {
 // hostNetwork is what the driver asks of the node's network.
 type hostNetwork interface {
 	Sync(ctx context.Context, c hostnet.Config, frontends []netip.Addr, captures []hostnet.Capture, nodePorts []hostnet.ProtoPort) error
+	// Audit is Sync for the periodic audit, which may leave the nftables
+	// table unwritten while it holds what was last written (hostnet.Host).
+	Audit(ctx context.Context, c hostnet.Config, frontends []netip.Addr, captures []hostnet.Capture, nodePorts []hostnet.ProtoPort) error
 	Update(ctx context.Context, c hostnet.Config, frontends map[netip.Addr]bool, all func() ([]netip.Addr, []hostnet.Capture), captures []hostnet.Capture, nodePorts []hostnet.ProtoPort) error
 	Cleanup(ctx context.Context) error
 	Unroutable() []hostnet.Route

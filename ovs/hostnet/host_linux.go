@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"time"
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
@@ -34,6 +35,8 @@ type Host struct {
 	nodePorts  []ProtoPort
 	captures   []Capture
 	unroutable map[netip.Prefix]Route
+	written    time.Time        // when the table was last rewritten whole
+	now        func() time.Time // time.Now unless set (tests)
 }
 
 // Open prepares to change the host of a network namespace ("" for
@@ -83,6 +86,15 @@ func (h *Host) inNS(f func() error) error {
 // the NodePorts: it reads back the routes carrying RouteProtocol and fixes
 // them, and rebuilds the nftables table.
 func (h *Host) Sync(ctx context.Context, c Config, frontends []netip.Addr, captures []Capture, nodePorts []ProtoPort) error {
+	if err := h.syncRoutes(c, frontends, captures); err != nil {
+		return err
+	}
+	return h.writeTable(ctx, c, nodePorts, captures)
+}
+
+// syncRoutes sets the sysctls, the capture routing and the routes, reading
+// back those carrying RouteProtocol and fixing them.
+func (h *Host) syncRoutes(c Config, frontends []netip.Addr, captures []Capture) error {
 	if err := h.sysctls(c); err != nil {
 		return err
 	}
@@ -111,12 +123,18 @@ func (h *Host) Sync(ctx context.Context, c Config, frontends []netip.Addr, captu
 			}
 		}
 	}
+	return nil
+}
+
+// writeTable rebuilds the nftables table whole, in one transaction.
+func (h *Host) writeTable(ctx context.Context, c Config, nodePorts []ProtoPort, captures []Capture) error {
 	tx := h.nft.NewTransaction()
 	tableTx(tx, c, nodePorts, captures)
 	if err := h.inNS(func() error { return h.nft.Run(ctx, tx) }); err != nil {
 		return fmt.Errorf("nftables table %s: %w", TableName, err)
 	}
 	h.applied, h.nodePorts, h.captures = &c, slices.Clone(nodePorts), slices.Clone(captures)
+	h.written = h.clock()
 	return nil
 }
 

@@ -27,6 +27,11 @@ func (h *Host) Sync(context.Context, Config, []netip.Addr, []Capture, []ProtoPor
 	return errNotLinux
 }
 
+// Audit fails outside Linux.
+func (h *Host) Audit(context.Context, Config, []netip.Addr, []Capture, []ProtoPort) error {
+	return errNotLinux
+}
+
 // Update fails outside Linux.
 func (h *Host) Update(context.Context, Config, map[netip.Addr]bool, func() ([]netip.Addr, []Capture), []Capture, []ProtoPort) error {
 	return errNotLinux

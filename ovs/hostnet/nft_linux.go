@@ -47,7 +47,19 @@ func tableTx(tx *knftables.Transaction, c Config, nodePorts []ProtoPort, capture
 // setsAndChainsTx (re)makes the table, its sets and its chains, empty.
 func setsAndChainsTx(tx *knftables.Transaction) {
 	tx.Add(&knftables.Table{Comment: knftables.PtrTo("switchyard: NodePorts into the OVS bridge, masquerade of what leaves the node")})
-	sets := []*knftables.Set{
+	for _, s := range tableSets() {
+		tx.Add(s)
+		tx.Flush(s)
+	}
+	for _, ch := range tableChains() {
+		tx.Add(ch)
+		tx.Flush(ch)
+	}
+}
+
+// tableSets are the table's sets.
+func tableSets() []*knftables.Set {
+	return []*knftables.Set{
 		{Name: setNodeIPs4, Type: "ipv4_addr"},
 		{Name: setNodeIPs6, Type: "ipv6_addr"},
 		{Name: setNodePorts, Type: "inet_proto . inet_service"},
@@ -58,12 +70,12 @@ func setsAndChainsTx(tx *knftables.Transaction) {
 		{Name: setCaptures4, Type: "ipv4_addr . inet_proto . inet_service"},
 		{Name: setCaptures6, Type: "ipv6_addr . inet_proto . inet_service"},
 	}
-	for _, s := range sets {
-		tx.Add(s)
-		tx.Flush(s)
-	}
+}
+
+// tableChains are the table's chains.
+func tableChains() []*knftables.Chain {
 	nat, filter, route := knftables.NATType, knftables.FilterType, knftables.RouteType
-	chains := []*knftables.Chain{
+	return []*knftables.Chain{
 		{Name: chainCapture, Type: &filter, Hook: knftables.PtrTo(knftables.PreroutingHook), Priority: knftables.PtrTo(knftables.ManglePriority)},
 		{Name: chainCaptureOut, Type: &route, Hook: knftables.PtrTo(knftables.OutputHook), Priority: knftables.PtrTo(knftables.ManglePriority)},
 		{Name: chainPodPorts, Type: &filter, Hook: knftables.PtrTo(knftables.PreroutingHook), Priority: knftables.PtrTo(knftables.RawPriority)},
@@ -72,11 +84,6 @@ func setsAndChainsTx(tx *knftables.Transaction) {
 		{Name: chainOutput, Type: &nat, Hook: knftables.PtrTo(knftables.OutputHook), Priority: knftables.PtrTo(knftables.DNATPriority)},
 		{Name: chainPostrouting, Type: &nat, Hook: knftables.PtrTo(knftables.PostroutingHook), Priority: knftables.PtrTo(knftables.SNATPriority)},
 	}
-	for _, ch := range chains {
-		tx.Add(ch)
-		tx.Flush(ch)
-	}
-
 }
 
 // elementsTx fills the sets of node addresses, NodePorts and pod CIDRs.

@@ -59,6 +59,12 @@ func (f *Fake) Sync(_ context.Context, c hostnet.Config, frontends []netip.Addr,
 	return nil
 }
 
+// Audit implements the driver's host: as Sync (this host never drifts,
+// so whether the table would be rewritten makes no difference here).
+func (f *Fake) Audit(ctx context.Context, c hostnet.Config, frontends []netip.Addr, captures []hostnet.Capture, nodePorts []hostnet.ProtoPort) error {
+	return f.Sync(ctx, c, frontends, captures, nodePorts)
+}
+
 // Update implements the driver's host: a change on top of the last Sync
 // (a changed configuration is a whole Sync, as Host does).
 func (f *Fake) Update(ctx context.Context, c hostnet.Config, frontends map[netip.Addr]bool, all func() ([]netip.Addr, []hostnet.Capture), captures []hostnet.Capture, nodePorts []hostnet.ProtoPort) error {
