@@ -35,12 +35,17 @@ import (
 // at a time (copyForAudit); auditTimeout bounds one audit;
 // auditCountTimeout its count of the bridge's flows; auditCountTries is
 // how many counts it takes outside the driver's lock before one under it
-// (countUnread).
+// (countUnread). auditIdle: an audit starts only when the last one ended
+// at least auditIdle times as long ago as it took, so that audits keep to
+// a sixth of the time however short --sync-period is against their cost,
+// which grows with the cluster (~3 s at 30k Services, ~10 s at 100k,
+// docs/scale.md); a resync between commits what changed all the same.
 const (
 	auditSlice        = 4096
 	auditTimeout      = 2 * time.Minute
 	auditCountTimeout = 10 * time.Second
 	auditCountTries   = 3
+	auditIdle         = 5
 )
 
 // auditRun is the audit's state, under the driver's mu (wg aside).
@@ -48,7 +53,10 @@ type auditRun struct {
 	running bool
 	result  *auditResult // read, not yet adopted
 	slice   int          // auditSlice unless set (tests)
-	wg      sync.WaitGroup
+	// ended and took are the last audit's end and length (auditIdle).
+	ended time.Time
+	took  time.Duration
+	wg    sync.WaitGroup
 	// hook, when set (tests), runs in the audit as it begins ("begin"),
 	// between two slices of its copy ("copying", without the lock), once
 	// it has copied ("copied"), between its flow lookups and its count
@@ -102,10 +110,16 @@ func (d *Driver) Resync(ctx context.Context, delta graph.Delta) error {
 }
 
 // startAuditLocked starts an audit unless one is running or waits to be
-// adopted. What it costs under the lock is O(1): the audit copies what it
-// compares against itself (copyForAudit).
+// adopted, or the last one ended too recently (auditIdle). What it costs
+// under the lock is O(1): the audit copies what it compares against
+// itself (copyForAudit).
 func (d *Driver) startAuditLocked() {
 	if d.audit.running || d.audit.result != nil || d.aside == nil {
+		return
+	}
+	if !d.audit.ended.IsZero() && time.Since(d.audit.ended) < auditIdle*d.audit.took {
+		klog.V(4).InfoS("Periodic audit deferred: the last one ended too recently", "bridge", d.opts.Bridge,
+			"ended", time.Since(d.audit.ended), "took", d.audit.took)
 		return
 	}
 	view := d.model.State().BeginAudit()
@@ -118,6 +132,7 @@ func (d *Driver) startAuditLocked() {
 		d.auditStage("read")
 		d.mu.Lock()
 		d.audit.running, d.audit.result = false, r
+		d.audit.ended, d.audit.took = time.Now(), r.took
 		d.mu.Unlock()
 		d.auditStage("done")
 		d.env.Request()

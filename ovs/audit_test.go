@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -257,5 +258,48 @@ func (md *memDriver) applyBehind(b *ofconn.Batch) {
 	md.t.Helper()
 	if err := md.br.Apply(b); err != nil {
 		md.t.Fatal(err)
+	}
+}
+
+// An audit starts only when the last one ended at least auditIdle times
+// as long ago as it took; a resync meanwhile commits its change all the
+// same.
+func TestAuditsKeepToAShareOfTheTime(t *testing.T) {
+	md := newMemDriver(t, ofconntest.NewBridge(), memCluster())
+	md.mustSync()
+	var began atomic.Int32
+	rounds := md.auditing(func(stage string) {
+		if stage == "begin" {
+			began.Add(1)
+		}
+	})
+	md.resync()
+	roundAsked(t, rounds)
+	md.mustApply() // adopts it
+	setLast := func(ended time.Time, took time.Duration) {
+		defer md.lock()()
+		md.d.audit.ended, md.d.audit.took = ended, took
+	}
+	setLast(time.Now(), time.Hour) // as if the last one took an hour and just ended
+
+	before := md.br.Counts()
+	setEndpoints(md.tr, "sticky", "10.244.1.9", "10.244.1.98")
+	md.resync()
+	if got := mods(before, md.br.Counts()); got.Bundles != 1 || got.FlowMods == 0 {
+		t.Errorf("a resync while audits wait sent %+v, want its change in one bundle", got)
+	}
+	func() {
+		defer md.lock()()
+		if md.d.audit.running || md.d.audit.result != nil || began.Load() != 1 {
+			t.Errorf("an audit started %v after one that took %v ended (running %v, audits begun %d)",
+				time.Since(md.d.audit.ended).Round(time.Second), md.d.audit.took, md.d.audit.running, began.Load())
+		}
+	}()
+
+	setLast(time.Now().Add(-auditIdle*time.Hour), time.Hour)
+	md.resync()
+	roundAsked(t, rounds)
+	if n := began.Load(); n != 2 {
+		t.Errorf("audits begun: %d, want a second once the last ended %d times as long ago as it took", n, auditIdle)
 	}
 }
