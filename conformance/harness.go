@@ -44,6 +44,15 @@ type ObjectHarness interface {
 	Program(ctx context.Context, objs file.Objects) error
 }
 
+// Diagnoser is a harness that can say, right after a connection went
+// unanswered where a case expected an answer, what its dataplane showed
+// then (drop counters, cached datapath flows, whether a new connection
+// is answered). Check adds it to the connection's detail; it never
+// changes the verdict.
+type Diagnoser interface {
+	Diagnose(p Probe) string
+}
+
 // NodeSource is the kind of the "node" probe source: the node itself
 // (host network).
 const NodeSource MemberKind = "node"

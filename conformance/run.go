@@ -252,6 +252,9 @@ func probe(ctx context.Context, h Harness, spec ProbeSpec, explained func(Probe)
 			}
 		}
 		a := h.Probe(ctx, p)
+		if d, ok := h.(Diagnoser); ok && a.Outcome == Dropped && len(spec.Expect.Reaches) > 0 {
+			a.Detail += "; right after: " + d.Diagnose(p)
+		}
 		if msg := pr.mismatch(p, []Answer{a}); msg != "" {
 			return fmt.Sprintf("%s -> %s/%s connection %d: explain disagrees with the dataplane: %s", spec.From, spec.To, spec.Protocol, k+1, msg)
 		}

@@ -21,10 +21,11 @@ const TableRewritePeriod = time.Hour
 // and fixed as Sync does; the nftables table is rewritten whole only when
 // it may not hold them: what they call for is not what this Host last
 // wrote (Sync, or Update since), one of the table's sets or chains is
-// missing (one terse listing of the table), or its last rewrite is
-// TableRewritePeriod old. Otherwise drift inside a set or a chain waits
-// for that rewrite, as in kube-proxy; the rewrite of 12 000 NodePorts is
-// ~0.1 s of nft's CPU on each audit otherwise (docs/scale.md).
+// missing (their names, listed over netlink without their elements), or
+// its last rewrite is TableRewritePeriod old. Otherwise drift inside a set
+// or a chain waits for that rewrite, as in kube-proxy; the rewrite of
+// 12 000 NodePorts is ~0.1 s of nft's CPU on each audit otherwise, and
+// nft's own listing reads every element too (docs/scale.md).
 func (h *Host) Audit(ctx context.Context, c Config, frontends []netip.Addr, captures []Capture, nodePorts []ProtoPort) error {
 	if err := h.syncRoutes(c, frontends, captures); err != nil {
 		return err

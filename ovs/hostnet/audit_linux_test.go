@@ -5,6 +5,7 @@ package hostnet
 import (
 	"context"
 	"net/netip"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -70,5 +71,35 @@ func TestAuditWritesATableNeverWritten(t *testing.T) {
 	h := &Host{nft: knftables.NewFake(knftables.InetFamily, TableName)}
 	if h.tableHolds(context.Background(), dualStack(), nil, nil) {
 		t.Error("a table never written holds what the audit wants")
+	}
+}
+
+// On nft in a namespace of its own: the audit's listing of the table
+// (over netlink) is the namespace's, not the process's, and finds the
+// table a Host wrote there, 12 000 NodePorts in it; once the table is
+// deleted behind the Host's back, the table no longer holds.
+func TestAuditListsTheTableOfItsNamespace(t *testing.T) {
+	h, err := Open(testNamespace(t, "audit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	c := dualStack()
+	var nodePorts []ProtoPort
+	for i := range 12000 {
+		nodePorts = append(nodePorts, ProtoPort{Proto: []string{"tcp", "udp", "sctp"}[i%3], Port: uint16(30000 + i/3)})
+	}
+	if err := h.writeTable(ctx, c, nodePorts, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !h.tableHolds(ctx, c, nodePorts, nil) {
+		t.Fatal("the table just written does not hold")
+	}
+	if err := h.inNS(func() error { return exec.Command("nft", "delete", "table", "inet", TableName).Run() }); err != nil {
+		t.Fatal(err)
+	}
+	if h.tableHolds(ctx, c, nodePorts, nil) {
+		t.Error("a deleted table holds")
 	}
 }

@@ -59,7 +59,10 @@ func Open(nsPath string) (*Host, error) {
 	err = h.inNS(func() (err error) {
 		// Destroy (a change's elements that went) is nft's from 1.0.7 and
 		// kernel 6.3; an add and a delete in one transaction before.
-		h.nft, err = knftables.New(knftables.InetFamily, TableName, knftables.EmulateDestroy)
+		// UseNetlink: the audit lists the table's sets and chains by name
+		// over netlink (a socket per call, made on the calling thread, so
+		// in this namespace) instead of nft reading every element.
+		h.nft, err = knftables.New(knftables.InetFamily, TableName, knftables.EmulateDestroy, knftables.UseNetlink)
 		return err
 	})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -19,17 +18,7 @@ import (
 // forwarding on gives the uplink accept_ra 2 and leaves the other two,
 // and the default for new interfaces, as they were.
 func TestIPv6ForwardingKeepsRouterAdvertisements(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root (a network namespace); make test runs it as root")
-	}
-	name := fmt.Sprintf("sy-ra-%d", os.Getpid())
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v: %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	nsPath := "/var/run/netns/" + name
-
-	h, err := Open(nsPath)
+	h, err := Open(testNamespace(t, "ra"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -219,17 +219,22 @@ func (o *OVS) Vsctl(args ...string) string {
 // Appctl runs ovs-appctl against this ovs-vswitchd.
 func (o *OVS) Appctl(args ...string) string {
 	o.t.Helper()
-	ctl := filepath.Join(o.Dir, fmt.Sprintf("ovs-vswitchd.%d.ctl", o.vsPID))
 	var out string
 	var err error
 	for range 50 { // the control socket appears shortly after the pid file
-		if out, err = o.run("ovs-appctl", append([]string{"-t", ctl}, args...)...); err == nil {
+		if out, err = o.AppctlErr(args...); err == nil {
 			return out
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	o.t.Fatalf("ovs-appctl %v: %v\n%s", args, err, out)
 	return ""
+}
+
+// AppctlErr is one try of Appctl, returning the error instead of failing.
+func (o *OVS) AppctlErr(args ...string) (string, error) {
+	ctl := filepath.Join(o.Dir, fmt.Sprintf("ovs-vswitchd.%d.ctl", o.vsPID))
+	return o.run("ovs-appctl", append([]string{"-t", ctl}, args...)...)
 }
 
 // Ofctl runs ovs-ofctl (OpenFlow 1.5) on a bridge's management socket.
