@@ -125,3 +125,49 @@ func TestStepsAreJudgedOnTheirOwn(t *testing.T) {
 		})
 	}
 }
+
+// droppingHarness drops every connection and diagnoses each drop.
+type droppingHarness struct {
+	*ModelHarness
+	diagnosed int
+}
+
+func (d *droppingHarness) Probe(context.Context, Probe) Answer {
+	return Answer{Outcome: Dropped, Detail: "nothing within 2s"}
+}
+
+func (d *droppingHarness) Diagnose(Probe) string {
+	d.diagnosed++
+	return "the datapath's drop counter moved"
+}
+
+// A Diagnoser is asked about a connection dropped where the case expects
+// an answer, and what it says joins the failure; a drop the case expects
+// is not diagnosed, and passes.
+func TestDropsWhereAnAnswerWasExpectedAreDiagnosed(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		expect    string
+		status    Status
+		diagnosed int
+	}{
+		{"an answer expected", "{reaches: [p1]}", Fail, 3},
+		{"a drop expected", "{outcome: dropped}", Pass, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := "  steps:\n  - apply:" + serviceA + sliceAtoP1 + "\n    probes:" + probeOf("10.96.200.1:80", tc.expect)
+			cases, err := LoadCases(fstest.MapFS{"cases/x.yaml": {Data: []byte("cases:\n- name: a\n  about: b\n" + body)}}, "cases/*.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &droppingHarness{ModelHarness: modelHarness("dropping", &recorder{})}
+			r := Check(context.Background(), h, cases[0])
+			if r.Status != tc.status || h.diagnosed != tc.diagnosed {
+				t.Fatalf("status %s, %d diagnosed (failures %q); want %s, %d", r.Status, h.diagnosed, r.Failures, tc.status, tc.diagnosed)
+			}
+			if tc.status == Fail && !strings.Contains(r.Failures[0], "right after: the datapath's drop counter moved") {
+				t.Errorf("failure %q lacks the diagnosis", r.Failures[0])
+			}
+		})
+	}
+}
