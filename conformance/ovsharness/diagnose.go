@@ -16,7 +16,8 @@ const diagnoseLines = 25
 // Diagnose implements conformance.Diagnoser: for a connection that went
 // unanswered, what each node's ovs-vswitchd showed right after (its
 // nonzero drop counters, its ports' drops, the datapath flows naming the
-// destination, its tunnel neighbours), then whether a new connection
+// destination, its conntrack entries naming it, its tunnel
+// neighbours), then whether a new connection
 // from the same source is answered.
 func (h *Harness) Diagnose(p conformance.Probe) string {
 	return h.w.Diagnose(p)
@@ -44,6 +45,9 @@ func (w *World) Diagnose(p conformance.Probe) string {
 			return true
 		})
 		section(&b, n, "datapath flows to or from "+dst, []string{"dpctl/dump-flows"}, func(l string) bool {
+			return strings.Contains(l, dst)
+		})
+		section(&b, n, "conntrack entries naming "+dst, []string{"dpctl/dump-conntrack"}, func(l string) bool {
 			return strings.Contains(l, dst)
 		})
 		if w.Cluster.Overlay {

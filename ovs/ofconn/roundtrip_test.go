@@ -93,6 +93,9 @@ func sample() ([]*of.Flow, []*of.Group) {
 		{Table: 8, Priority: 200, Goto: -1,
 			Match:   []of.Match{of.EthType(of.EthIPv4), of.IPSrc(netip.PrefixFrom(ip("10.244.1.5"), 32)), of.IPDst(netip.PrefixFrom(ip("10.244.1.5"), 32)), of.CtMark{Value: 0x10, Mask: 0x10}},
 			Actions: []of.Action{of.CT{Commit: true, Zone: 0x535a, Table: 9, NAT: &of.NAT{Kind: "src", IP: ip("169.254.255.253")}}}},
+		{Table: 10, Priority: 200, Goto: 11, // nat(src) without an address: a new source port on a clash only
+			Match:   []of.Match{of.EthType(of.EthIPv6)},
+			Actions: []of.Action{of.CT{Commit: true, Zone: 0x5359, Table: -1, NAT: &of.NAT{Kind: "src"}}}},
 		{Table: 9, Priority: 200, Match: []of.Match{of.EthType(of.EthIPv4), of.IPDst(netip.PrefixFrom(ip("10.244.1.5"), 32))}, Goto: -1,
 			Actions: []of.Action{of.SetEthSrc(mac), of.SetEthDst(pod), of.LoadReg{Index: 1, Value: 5, Mask: 0xffffffff}, of.Output(5)}},
 		{Table: 9, Priority: 0, Actions: []of.Action{of.Output(2)}, Goto: -1},

@@ -167,6 +167,10 @@ func (m Move) of() (openflow15.Action, error) {
 type NAT struct {
 	// Kind is "" (reverse existing NAT only), "src" or "dst".
 	Kind string
+	// IP is the address to translate to. A "src" NAT without one keeps
+	// the connection's addresses and changes its source port only when
+	// its reply tuple is taken (OVS's SNAT to all-zero; on the wire: no
+	// range at all, which is how OVS itself encodes it).
 	IP   netip.Addr
 	Port uint16 // 0: keep the port
 }
@@ -174,6 +178,9 @@ type NAT struct {
 func (n *NAT) text() string {
 	if n.Kind == "" {
 		return "nat"
+	}
+	if !n.IP.IsValid() {
+		return fmt.Sprintf("nat(%s)", n.Kind)
 	}
 	addr := n.IP.String()
 	if n.Port != 0 {
@@ -200,7 +207,8 @@ func (n *NAT) wire(b []byte) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("nat kind %q", n.Kind)
 	}
-	if n.Kind != "" {
+	ranged := n.Kind != "" && n.IP.IsValid()
+	if ranged {
 		if n.IP.Is4() {
 			present = openflow15.NX_NAT_RANGE_IPV4_MIN | openflow15.NX_NAT_RANGE_IPV4_MAX
 		} else {
@@ -212,7 +220,7 @@ func (n *NAT) wire(b []byte) ([]byte, error) {
 	}
 	b = be16(b, flags)
 	b = be16(b, present)
-	if n.Kind != "" {
+	if ranged {
 		ip := n.IP.AsSlice()
 		b = append(append(b, ip...), ip...)
 		if n.Port != 0 {

@@ -117,11 +117,25 @@ func dialFrom(ns, network string, src netip.Addr, dst netip.AddrPort, timeout ti
 }
 
 // dialFromPort dials from a namespace, from src and srcPort when they are
-// set (the kernel picks what is not).
+// set (the kernel picks what is not). A given source port is bound with
+// SO_REUSEADDR, so that a port whose last connection (also bound so) is in
+// TIME_WAIT can be taken again for another destination, as the kernel's
+// own choice of port may.
 func dialFromPort(ns, network string, src netip.Addr, srcPort uint16, dst netip.AddrPort, timeout time.Duration) (net.Conn, error) {
 	var c net.Conn
 	err := InNS(ns, func() (err error) {
 		d := net.Dialer{Timeout: timeout}
+		if srcPort != 0 {
+			d.Control = func(_, _ string, rc syscall.RawConn) error {
+				var serr error
+				if err := rc.Control(func(fd uintptr) {
+					serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+				}); err != nil {
+					return err
+				}
+				return serr
+			}
+		}
 		if src.IsValid() || srcPort != 0 {
 			var ip net.IP
 			if src.IsValid() {
