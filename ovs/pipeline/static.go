@@ -225,27 +225,15 @@ func serviceSNATFlows(c *Config) []*of.Flow {
 
 // conntrackCommitFlows are ConntrackCommit's: commit new connections that are not services; those
 // that came through the tunnel marked so, for their replies (PeerFlows).
-//
-// The commit carries a source NAT without addresses (nat(src), which
-// ovs-actions(7) calls SNAT to all-zero): the connection keeps its
-// addresses and ports unless its reply tuple is already a tracked
-// connection's, when conntrack gives it another source port, as the
-// kernel's NAT null binding does for kube-proxy. A client that reached an
-// endpoint through a ClusterIP and then connects to the endpoint straight
-// from the same source port makes such a clash (the first connection's
-// reply tuple, after its DNAT, is the second's); OVS's userspace conntrack
-// otherwise tracks both under one reply tuple and hands the endpoint's
-// answer to the first (ovs/portclash_test.go).
 func conntrackCommitFlows(c *Config) []*of.Flow {
 	var fs []*of.Flow
 	add := func(f ...*of.Flow) { fs = append(fs, f...) }
-	keep := &of.NAT{Kind: "src"}
 	for _, et := range ipTypes {
 		add(flow(ConntrackCommit, priorityConntrack, matches(et, newConn.match(), notService.match()),
-			actions(of.CT{Commit: true, Zone: c.CtZone, Table: -1, NAT: keep}), &Output))
+			actions(of.CT{Commit: true, Zone: c.CtZone, Table: -1}), &Output))
 		if c.TunnelPort != 0 {
 			add(flow(ConntrackCommit, priorityConntrackFromTunnel, matches(et, newConn.match(), notService.match(), fromTunnel.match()),
-				actions(of.CT{Commit: true, Zone: c.CtZone, Table: -1, NAT: keep, SetMark: tunnelConn.value, MarkMask: tunnelConn.mask}), &Output))
+				actions(of.CT{Commit: true, Zone: c.CtZone, Table: -1, SetMark: tunnelConn.value, MarkMask: tunnelConn.mask}), &Output))
 		}
 	}
 	return fs
