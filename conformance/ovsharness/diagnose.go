@@ -15,10 +15,9 @@ const diagnoseLines = 25
 
 // Diagnose implements conformance.Diagnoser: for a connection that went
 // unanswered, what each node's ovs-vswitchd showed right after (its
-// nonzero drop counters, its ports' drops, the datapath flows naming the
-// destination, its conntrack entries naming it, its tunnel
-// neighbours), then whether a new connection
-// from the same source is answered.
+// nonzero drop counters, its ports' drops, the datapath flows and the
+// conntrack entries naming the destination, its tunnel neighbours), then
+// whether a new connection from the same source is answered.
 func (h *Harness) Diagnose(p conformance.Probe) string {
 	return h.w.Diagnose(p)
 }
