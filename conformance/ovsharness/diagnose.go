@@ -15,8 +15,10 @@ const diagnoseLines = 25
 
 // Diagnose implements conformance.Diagnoser: for a connection that went
 // unanswered, what each node's ovs-vswitchd showed right after (its
-// nonzero drop counters, its ports' drops, the datapath flows and the
-// conntrack entries naming the destination, its tunnel neighbours), then
+// nonzero drop counters, its ports' drops, the datapath flows naming the
+// destination, the conntrack entries naming it that share their reply
+// tuple with another (two connections conntrack cannot tell apart:
+// docs/ovs.md "Source-port clashes"), its tunnel neighbours), then
 // whether a new connection from the same source is answered.
 func (h *Harness) Diagnose(p conformance.Probe) string {
 	return h.w.Diagnose(p)
@@ -46,8 +48,9 @@ func (w *World) Diagnose(p conformance.Probe) string {
 		section(&b, n, "datapath flows to or from "+dst, []string{"dpctl/dump-flows"}, func(l string) bool {
 			return strings.Contains(l, dst)
 		})
-		section(&b, n, "conntrack entries naming "+dst, []string{"dpctl/dump-conntrack"}, func(l string) bool {
-			return strings.Contains(l, dst)
+		shared := sharedReplies(n)
+		section(&b, n, "conntrack entries naming "+dst+" whose reply tuple another entry has too", []string{"dpctl/dump-conntrack"}, func(l string) bool {
+			return strings.Contains(l, dst) && shared[replyOf(l)] > 1
 		})
 		if w.Cluster.Overlay {
 			section(&b, n, "tunnel neighbours", []string{"tnl/neigh/show"}, func(string) bool { return true })
@@ -80,4 +83,35 @@ func section(b *strings.Builder, n *ovstest.Node, title string, args []string, k
 	if kept == 0 {
 		b.WriteString(" none")
 	}
+}
+
+// sharedReplies counts the conntrack entries of a node by zone and reply
+// tuple.
+func sharedReplies(n *ovstest.Node) map[string]int {
+	out, err := n.OVS.AppctlErr("dpctl/dump-conntrack")
+	if err != nil {
+		return nil
+	}
+	count := map[string]int{}
+	for _, l := range strings.Split(out, "\n") {
+		if r := replyOf(l); r != "" {
+			count[r]++
+		}
+	}
+	return count
+}
+
+// replyOf is a dump-conntrack line's reply tuple with its zone ("" if it
+// has none).
+func replyOf(line string) string {
+	i := strings.Index(line, "reply=(")
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(line[i:], ")")
+	zone := ""
+	if k := strings.Index(line, "zone="); k >= 0 {
+		zone, _, _ = strings.Cut(line[k:], ",")
+	}
+	return zone + " " + line[i:i+j+1]
 }
