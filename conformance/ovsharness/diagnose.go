@@ -30,11 +30,11 @@ func (w *World) Diagnose(p conformance.Probe) string {
 	dst := p.Dst.Addr().String()
 	for _, n := range []*ovstest.Node{w.Node1, w.Node2} {
 		fmt.Fprintf(&b, "\n  %s:", n.Name)
-		section(&b, n, "drop counters", []string{"coverage/show"}, func(l string) bool {
+		section(&b, "drop counters", listOf(n, "coverage/show"), func(l string) bool {
 			return strings.Contains(l, "drop") && !strings.Contains(l, "never hit")
 		})
 		port := ""
-		section(&b, n, "port drops", []string{"dpctl/show", "-s"}, func(l string) bool {
+		section(&b, "port drops", listOf(n, "dpctl/show", "-s"), func(l string) bool {
 			if strings.HasPrefix(strings.TrimSpace(l), "port ") {
 				port = strings.TrimSpace(l)
 				return false
@@ -45,15 +45,16 @@ func (w *World) Diagnose(p conformance.Probe) string {
 			b.WriteString("\n      " + port) // the port whose drops follow
 			return true
 		})
-		section(&b, n, "datapath flows to or from "+dst, []string{"dpctl/dump-flows"}, func(l string) bool {
+		section(&b, "datapath flows to or from "+dst, listOf(n, "dpctl/dump-flows"), func(l string) bool {
 			return strings.Contains(l, dst)
 		})
-		shared := sharedReplies(n)
-		section(&b, n, "conntrack entries naming "+dst+" whose reply tuple another entry has too", []string{"dpctl/dump-conntrack"}, func(l string) bool {
+		conntrack := listOf(n, "dpctl/dump-conntrack")
+		shared := sharedReplies(conntrack.out)
+		section(&b, "conntrack entries naming "+dst+" whose reply tuple another entry has too", conntrack, func(l string) bool {
 			return strings.Contains(l, dst) && shared[replyOf(l)] > 1
 		})
 		if w.Cluster.Overlay {
-			section(&b, n, "tunnel neighbours", []string{"tnl/neigh/show"}, func(string) bool { return true })
+			section(&b, "tunnel neighbours", listOf(n, "tnl/neigh/show"), func(string) bool { return true })
 		}
 	}
 	again := w.Probe(p)
@@ -61,13 +62,25 @@ func (w *World) Diagnose(p conformance.Probe) string {
 	return b.String()
 }
 
-// section appends the lines of an ovs-appctl listing that keep holds.
-func section(b *strings.Builder, n *ovstest.Node, title string, args []string, keep func(string) bool) {
+// listing is what one ovs-appctl command printed, or why it did not.
+type listing struct {
+	out string
+	err error
+}
+
+// listOf runs ovs-appctl on a node's ovs-vswitchd once.
+func listOf(n *ovstest.Node, args ...string) listing {
 	out, err := n.OVS.AppctlErr(args...)
-	if err != nil {
-		fmt.Fprintf(b, "\n    %s: %v", title, err)
+	return listing{out, err}
+}
+
+// section appends the lines of a listing that keep holds.
+func section(b *strings.Builder, title string, l listing, keep func(string) bool) {
+	if l.err != nil {
+		fmt.Fprintf(b, "\n    %s: %v", title, l.err)
 		return
 	}
+	out := l.out
 	fmt.Fprintf(b, "\n    %s:", title)
 	kept := 0
 	for _, l := range strings.Split(out, "\n") {
@@ -85,13 +98,8 @@ func section(b *strings.Builder, n *ovstest.Node, title string, args []string, k
 	}
 }
 
-// sharedReplies counts the conntrack entries of a node by zone and reply
-// tuple.
-func sharedReplies(n *ovstest.Node) map[string]int {
-	out, err := n.OVS.AppctlErr("dpctl/dump-conntrack")
-	if err != nil {
-		return nil
-	}
+// sharedReplies counts a conntrack dump's entries by zone and reply tuple.
+func sharedReplies(out string) map[string]int {
 	count := map[string]int{}
 	for _, l := range strings.Split(out, "\n") {
 		if r := replyOf(l); r != "" {
