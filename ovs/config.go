@@ -47,6 +47,7 @@ type Options struct {
 	CNIBinDir        string
 	CNIBinary        string
 	CtZone           uint16
+	NullSNAT         string
 	ConnectTimeout   time.Duration
 	PacketInRate     int
 
@@ -76,6 +77,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CNIBinDir, "ovs-cni-bin-dir", "/opt/cni/bin", "ovs: where `switchyard install` puts switchyard-cni (as \"switchyard\", its type)")
 	fs.StringVar(&o.CNIBinary, "ovs-cni-binary", "", "ovs: the switchyard-cni binary `switchyard install` copies (default: switchyard-cni next to switchyard)")
 	fs.Uint16Var(&o.CtZone, "ovs-ct-zone", 0x5359, "ovs: conntrack zone for DNAT (this value + 1 is the SNAT zone)")
+	fs.StringVar(&o.NullSNAT, "ovs-conntrack-null-snat", NullSNATAuto, "ovs: commit connections that are no Service's with a null SNAT (a new source port only on a clash with a tracked connection, as Linux conntrack does): auto (where the datapath's conntrack does it right: the kernel's, or userspace OVS 3.3 and later), on or off (docs/ovs.md, \"Source-port clashes\")")
 	fs.DurationVar(&o.ConnectTimeout, "ovs-connect-timeout", 10*time.Second, "ovs: give up starting if OVS does not answer within this time")
 	fs.IntVar(&o.PacketInRate, "ovs-packet-in-rate", 200, "ovs: most rejects/neighbour replies per second crafted for packet-ins")
 }
@@ -96,6 +98,9 @@ func (o *Options) pipelineConfig() (pipeline.Config, error) {
 	}
 	if o.Encap != EncapVXLAN && o.Encap != EncapGeneve && o.Encap != EncapNone {
 		errs = append(errs, fmt.Errorf("--ovs-encap %q: want vxlan, geneve or none", o.Encap))
+	}
+	if o.NullSNAT != NullSNATAuto && o.NullSNAT != NullSNATOn && o.NullSNAT != NullSNATOff {
+		errs = append(errs, fmt.Errorf("--ovs-conntrack-null-snat %q: want auto, on or off", o.NullSNAT))
 	}
 	if o.CtZone == 0xffff {
 		errs = append(errs, errors.New("--ovs-ct-zone must leave room for the SNAT zone (< 65535)"))

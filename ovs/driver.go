@@ -163,7 +163,11 @@ func (d *Driver) start(ctx context.Context) error {
 		defer close(d.watched)
 		d.watchPorts()
 	}()
-	return d.connect(ctx)
+	if err := d.connect(ctx); err != nil {
+		return err
+	}
+	d.decideNullSNAT(ctx)
+	return nil
 }
 
 // connect dials the bridge's OpenFlow socket.

@@ -47,13 +47,17 @@ func (f *Factory) New(ctx context.Context, env dataplanes.Env) (dataplanes.Drive
 // Render implements dataplanes.Factory: the groups and flows for the
 // snapshot (pods on the bridge are not known offline, so per-pod flows
 // are absent; the gateway is shown as port 1 with the router's MAC, the
-// tunnel as port 2), as ovs-ofctl add-groups / add-flows text.
+// tunnel as port 2; the null SNAT as the driver decides it without asking
+// OVS its version: on for the kernel datapath), as ovs-ofctl add-groups /
+// add-flows text.
 func (f *Factory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error {
 	cfg, err := f.Options.pipelineConfig()
 	if err != nil {
 		return err
 	}
 	m := engine.NewModel(cfg, f.Options.Encap != EncapNone)
+	nullSNAT, _ := nullSNATDecision(f.Options.NullSNAT, f.Options.DatapathType, "")
+	m.SetCommitNullSNAT(nullSNAT)
 	// Port numbers are known only on the bridge: render as if the gateway
 	// were port 1 (and the tunnel port 2).
 	bp := engine.Ports{GatewayPort: 1, GatewayMAC: cfg.RouterMAC}

@@ -79,11 +79,14 @@ func nodeOf(t *testing.T, br *ofconntest.Bridge) *memNode {
 }
 
 // newMemDriver starts a driver (as a switchyard process starting) on br's
-// node, fed by tr.
-func newMemDriver(t *testing.T, br *ofconntest.Bridge, tr *tracker.Tracker) *memDriver {
+// node, fed by tr, with the test options (changed by each of with).
+func newMemDriver(t *testing.T, br *ofconntest.Bridge, tr *tracker.Tracker, with ...func(*Options)) *memDriver {
 	t.Helper()
 	n := nodeOf(t, br)
 	o := testOptions()
+	for _, f := range with {
+		f(&o)
+	}
 	// Every path the driver writes is the node's own, never the machine's.
 	o.RunDir, o.NodeFile = n.runDir, filepath.Join(n.runDir, "ovs-node.json")
 	o.IPAMDir, o.CNIConfDir, o.CNIBinDir = filepath.Join(n.runDir, "ipam"), filepath.Join(n.runDir, "net.d"), filepath.Join(n.runDir, "bin")

@@ -102,6 +102,7 @@ type World struct {
 	// unless set).
 	Timeout time.Duration
 	gen     int
+	ports   sourcePorts // the probes' source ports
 }
 
 // WorldOptions say how to build the world.
@@ -250,16 +251,21 @@ func (w *World) Probe(p conformance.Probe) conformance.Answer {
 		}
 		ns, src = pod.NS, netip.Addr{}
 	}
+	probe := ovstest.ProbeTCPFromPort
+	switch p.Protocol {
+	case "UDP":
+		probe = ovstest.ProbeUDPFromPort
+	case "TCP":
+	default:
+		return conformance.Answer{Outcome: conformance.Failed, Detail: "no probe for " + string(p.Protocol)}
+	}
 	var id string
 	var seen netip.Addr
 	var err error
-	switch p.Protocol {
-	case "UDP":
-		id, seen, err = ovstest.ProbeUDPSeen(ns, src, p.Dst, w.Timeout)
-	case "TCP":
-		id, seen, err = ovstest.ProbeTCPSeen(ns, src, p.Dst, w.Timeout)
-	default:
-		return conformance.Answer{Outcome: conformance.Failed, Detail: "no probe for " + string(p.Protocol)}
+	for range 10 { // a port a server of the namespace holds is skipped
+		if id, seen, err = probe(ns, src, w.ports.take(), p.Dst, w.Timeout); !errors.Is(err, syscall.EADDRINUSE) {
+			break
+		}
 	}
 	switch {
 	case err == nil:

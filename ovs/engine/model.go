@@ -94,6 +94,18 @@ func (m *Model) RefreshAll() {
 	}
 }
 
+// SetCommitNullSNAT sets pipeline.Config.CommitNullSNAT, which only
+// the static flows read.
+func (m *Model) SetCommitNullSNAT(on bool) {
+	if on == m.cfg.CommitNullSNAT {
+		return
+	}
+	cfg := *m.cfg
+	cfg.CommitNullSNAT = on
+	m.cfg = &cfg
+	m.refreshStatic()
+}
+
 // SetPorts takes the bridge's ports: the gateway, the tunnel and the pods.
 func (m *Model) SetPorts(bp Ports) {
 	if bp.GatewayPort != m.cfg.GatewayPort || !equalMAC(bp.GatewayMAC, m.cfg.GatewayMAC) || bp.TunnelPort != m.cfg.TunnelPort {

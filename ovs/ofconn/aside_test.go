@@ -128,3 +128,17 @@ func dialedBridge(t *testing.T, timeout time.Duration) (*ovstest.OVS, *Conn, con
 	}
 	return o, c, ctx
 }
+
+// The switch's software description is its version, as the daemon itself
+// tells it.
+func TestSoftwareVersionIsOVSs(t *testing.T) {
+	o, c, ctx := dialedBridge(t, 10*time.Second)
+	got, err := c.SoftwareVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := o.Version()
+	if got != want {
+		t.Errorf("software version %q, want %q (ovs-appctl version)", got, want)
+	}
+}

@@ -265,9 +265,10 @@ func (bc *bulkConn) MultipartEach(ctx context.Context, typ uint16, bodies [][]by
 
 // replyEntries hands each entry of a multipart reply's body to entry.
 // Entries start with their 16-bit length, except an aggregate statistics
-// reply's: its body is one ofp_stats (reserved, then length).
+// reply's (its body is one ofp_stats: reserved, then length) and a switch
+// description's (one ofp_desc, of fixed length).
 func replyEntries(typ uint16, body []byte, entry func([]byte) error) error {
-	if typ == openflow15.MultipartType_AggregateStats {
+	if typ == openflow15.MultipartType_AggregateStats || typ == openflow15.MultipartType_Desc {
 		return entry(body)
 	}
 	for rest := body; len(rest) > 0; {

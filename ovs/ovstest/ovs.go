@@ -231,6 +231,17 @@ func (o *OVS) Appctl(args ...string) string {
 	return ""
 }
 
+// Version is this ovs-vswitchd's version, as it answers ovs-appctl
+// version ("ovs-vswitchd (Open vSwitch) 3.1.0": the last word).
+func (o *OVS) Version() string {
+	o.t.Helper()
+	words := strings.Fields(o.Appctl("version"))
+	if len(words) == 0 {
+		o.t.Fatal("ovs-appctl version printed nothing")
+	}
+	return words[len(words)-1]
+}
+
 // AppctlErr is one try of Appctl, returning the error instead of failing.
 func (o *OVS) AppctlErr(args ...string) (string, error) {
 	ctl := filepath.Join(o.Dir, fmt.Sprintf("ovs-vswitchd.%d.ctl", o.vsPID))

@@ -196,7 +196,12 @@ func ProbeUDP(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Durati
 // ProbeUDPSeen is ProbeUDP that also returns the source address the
 // server saw.
 func ProbeUDPSeen(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Duration) (string, netip.Addr, error) {
-	return probeUDP(ns, src, dst, []byte("probe"), 1, timeout)
+	return ProbeUDPFromPort(ns, src, 0, dst, timeout)
+}
+
+// ProbeUDPFromPort is ProbeUDPSeen from a given source port (0: any).
+func ProbeUDPFromPort(ns string, src netip.Addr, srcPort uint16, dst netip.AddrPort, timeout time.Duration) (string, netip.Addr, error) {
+	return probeUDP(ns, src, srcPort, dst, []byte("probe"), 1, timeout)
 }
 
 // ProbeUDPSized is ProbeUDP with rounds datagrams of size bytes from one
@@ -205,15 +210,15 @@ func ProbeUDPSeen(ns string, src netip.Addr, dst netip.AddrPort, timeout time.Du
 // one server, whose identity it returns.
 func ProbeUDPSized(ns string, dst netip.AddrPort, size, rounds int, timeout time.Duration) (string, error) {
 	payload := []byte("n" + strings.Repeat("o", size-1))
-	id, _, err := probeUDP(ns, netip.Addr{}, dst, payload, rounds, timeout)
+	id, _, err := probeUDP(ns, netip.Addr{}, 0, dst, payload, rounds, timeout)
 	return id, err
 }
 
 // probeUDP sends payload rounds times and checks that each of ServeUDP's
 // answers ("identity\nseen address\n" and the payload) carries it back
 // whole, from one identity.
-func probeUDP(ns string, src netip.Addr, dst netip.AddrPort, payload []byte, rounds int, timeout time.Duration) (string, netip.Addr, error) {
-	c, err := dialFrom(ns, "udp", src, dst, timeout)
+func probeUDP(ns string, src netip.Addr, srcPort uint16, dst netip.AddrPort, payload []byte, rounds int, timeout time.Duration) (string, netip.Addr, error) {
+	c, err := dialFromPort(ns, "udp", src, srcPort, dst, timeout)
 	if err != nil {
 		return "", netip.Addr{}, err
 	}

@@ -43,6 +43,14 @@ type Config struct {
 	TunnelPort uint32
 	// ControllerID goes in controller() actions.
 	ControllerID uint16
+	// CommitNullSNAT commits the connections that are no service's with a
+	// null SNAT (nat(src): a new source port only if the reply tuple is
+	// taken), as Linux conntrack binds every connection: a client reaching
+	// an endpoint straight from the source port a Service connection to it
+	// used gets another port instead of sharing that connection's reply
+	// tuple (docs/ovs.md, "Source-port clashes"). The driver decides it
+	// from the datapath and --ovs-conntrack-null-snat.
+	CommitNullSNAT bool
 }
 
 // GatewayIPs are the pods' default gateways: the first address of each

@@ -7,9 +7,12 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchyard-proxy/switchyard/core/graph"
 	"github.com/switchyard-proxy/switchyard/ovs/ofconn"
@@ -228,6 +231,41 @@ func TestNodeFlowsGolden(t *testing.T) {
 		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.2.0/24"), netip.MustParsePrefix("fd00:244:2::/64")}})...)
 	checkGolden(t, "node", renderFlows(nil, flows))
 	if err := ofconntest.NewBridge().Apply(&ofconn.Batch{FlowAdds: flows}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With CommitNullSNAT, the commits of connections that are no service's
+// carry nat(src), and nothing else changes; OVS would take them.
+func TestCommitNullSNATChangesOnlyTheCommits(t *testing.T) {
+	cookie := regexp.MustCompile(`cookie=0x[0-9a-f]+,`)
+	texts := func(c *Config) []string {
+		var out []string
+		for _, f := range StaticFlows(c) {
+			out = append(out, cookie.ReplaceAllString(f.Text(), ""))
+		}
+		slices.Sort(out)
+		return out
+	}
+	plain := goldenConfig()
+	var want []string
+	for _, l := range texts(plain) {
+		if strings.HasPrefix(l, "table=10,") {
+			l = strings.Replace(l, "ct(commit,zone=21337", "ct(commit,zone=21337,nat(src)", 1)
+		}
+		want = append(want, l)
+	}
+	slices.Sort(want)
+	natted := goldenConfig()
+	natted.CommitNullSNAT = true
+	got := texts(natted)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("static flows with CommitNullSNAT (-want +got):\n%s", diff)
+	}
+	if n := strings.Count(strings.Join(got, "\n"), "nat(src)"); n != 4 {
+		t.Errorf("%d commits with nat(src), want 4 (each family, plain and from the tunnel)", n)
+	}
+	if err := ofconntest.NewBridge().Apply(&ofconn.Batch{FlowAdds: StaticFlows(natted)}); err != nil {
 		t.Fatal(err)
 	}
 }

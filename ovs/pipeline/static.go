@@ -223,17 +223,22 @@ func serviceSNATFlows(c *Config) []*of.Flow {
 	return fs
 }
 
-// conntrackCommitFlows are ConntrackCommit's: commit new connections that are not services; those
-// that came through the tunnel marked so, for their replies (PeerFlows).
+// conntrackCommitFlows are ConntrackCommit's: commit new connections that are not services
+// (with a null SNAT if c.CommitNullSNAT); those that came through the tunnel marked so, for
+// their replies (PeerFlows).
 func conntrackCommitFlows(c *Config) []*of.Flow {
 	var fs []*of.Flow
 	add := func(f ...*of.Flow) { fs = append(fs, f...) }
+	var nat *of.NAT
+	if c.CommitNullSNAT {
+		nat = &of.NAT{Kind: "src"}
+	}
 	for _, et := range ipTypes {
 		add(flow(ConntrackCommit, priorityConntrack, matches(et, newConn.match(), notService.match()),
-			actions(of.CT{Commit: true, Zone: c.CtZone, Table: -1}), &Output))
+			actions(of.CT{Commit: true, Zone: c.CtZone, Table: -1, NAT: nat}), &Output))
 		if c.TunnelPort != 0 {
 			add(flow(ConntrackCommit, priorityConntrackFromTunnel, matches(et, newConn.match(), notService.match(), fromTunnel.match()),
-				actions(of.CT{Commit: true, Zone: c.CtZone, Table: -1, SetMark: tunnelConn.value, MarkMask: tunnelConn.mask}), &Output))
+				actions(of.CT{Commit: true, Zone: c.CtZone, Table: -1, NAT: nat, SetMark: tunnelConn.value, MarkMask: tunnelConn.mask}), &Output))
 		}
 	}
 	return fs

@@ -82,7 +82,7 @@ var (
 		"new service connections that need it: hairpin and masquerade to the gateway IP, or to the virtual IP when they go to the host (so must the node's own)",
 		Miss{Next: &ConntrackCommit}}
 	ConntrackCommit = Table{10, "ConntrackCommit",
-		"commits new non-service connections (so their replies are not invalid)",
+		"commits new non-service connections (so their replies are not invalid), with `nat(src)` where the datapath resolves a source-port clash with it (a new source port only if the reply tuple is taken)",
 		Miss{Next: &Output}}
 	Output = Table{11, "Output",
 		"out the chosen port (back out the ingress port for hairpin); non-service traffic from the host back to the host is dropped",

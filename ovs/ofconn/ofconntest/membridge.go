@@ -57,6 +57,20 @@ type Bridge struct {
 	// beforeCount runs once, outside mu, as the next aggregate request
 	// comes, before the bridge counts (BeforeNextCount).
 	beforeCount func()
+	// version is the software description it answers (SetVersion).
+	version string
+}
+
+// ModelledVersion is the Open vSwitch version the bridge models and, until
+// SetVersion, answers a switch description request with.
+const ModelledVersion = "3.1.0"
+
+// SetVersion has the bridge answer a switch description request with v,
+// as another Open vSwitch release would.
+func (br *Bridge) SetVersion(v string) {
+	br.mu.Lock()
+	br.version = v
+	br.mu.Unlock()
 }
 
 // BeforeNextCount has f run as the next aggregate request comes, before
@@ -122,7 +136,7 @@ const (
 
 // NewBridge returns an empty bridge.
 func NewBridge() *Bridge {
-	return &Bridge{flows: map[flowKey]*memFlow{}, groups: map[uint32]*memGroup{}}
+	return &Bridge{flows: map[flowKey]*memFlow{}, groups: map[uint32]*memGroup{}, version: ModelledVersion}
 }
 
 // InMemory returns a connection to an in-memory bridge. Bundles and dumps

@@ -61,8 +61,8 @@ func (l *memLink) Transact(_ context.Context, b *ofconn.Batch, beforeCommit func
 	})
 }
 
-// multipart answers a flow or group description request, or a group
-// or aggregate statistics one.
+// multipart answers a flow or group description request, a group or
+// aggregate statistics one, or a switch description one.
 func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry func([]byte) error) error {
 	l.br.mu.Lock()
 	if f := l.br.beforeCount; f != nil && typ == openflow15.MultipartType_AggregateStats {
@@ -92,6 +92,8 @@ func (l *memLink) Multipart(_ context.Context, typ uint16, body []byte, entry fu
 				return err
 			}
 		}
+	case openflow15.MultipartType_Desc:
+		return entry(ofconn.AppendDesc(b, l.br.version))
 	case openflow15.MultipartType_AggregateStats:
 		l.br.reads.Aggregates++
 		flows, err := l.br.flowsAsked(body)

@@ -1,0 +1,101 @@
+package ovs
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"k8s.io/klog/v2"
+)
+
+// The values of --ovs-conntrack-null-snat.
+const (
+	NullSNATAuto = "auto"
+	NullSNATOn   = "on"
+	NullSNATOff  = "off"
+)
+
+// userspaceNullSNATFrom is the first Open vSwitch release whose userspace
+// conntrack keeps a null-NAT connection's two directions as one entry
+// (commit 1116459b3, "conntrack: Remove nat_conn introducing key
+// directionality", first in v3.3.0).
+var userspaceNullSNATFrom = [2]int{3, 3}
+
+// nullSNATDecision says whether to commit the connections that are no
+// service's with a null SNAT (pipeline.Config.CommitNullSNAT), and why.
+//
+// "auto" turns it on where the datapath's conntrack does it right. Linux's
+// (the kernel datapath) gives a null binding a new source port only on a
+// clash, as it does for kube-proxy's connections. OVS's userspace
+// conntrack before 3.3 keeps a NATed connection's reply direction as a
+// second entry that never expires by itself (lib/conntrack.c in 3.1.0:
+// conn_expired is false for CT_CONN_TYPE_UN_NAT); for a null NAT it has
+// the original direction's hash (conn_key_hash is symmetric), so once the
+// connection ends, a new one on the same 4-tuple finds it and is left
+// unanswered until the sweeper (every 20 s) removes both: kubelet's probes
+// met it. There the clash stays unresolved (docs/ovs.md).
+func nullSNATDecision(mode, datapathType, version string) (on bool, why string) {
+	switch {
+	case mode == NullSNATOn:
+		return true, "--ovs-conntrack-null-snat=on"
+	case mode == NullSNATOff:
+		return false, "--ovs-conntrack-null-snat=off"
+	case datapathType != "netdev":
+		return true, "the kernel datapath's conntrack (Linux's) resolves source-port clashes with it"
+	}
+	v, ok := majorMinor(version)
+	switch {
+	case !ok:
+		return false, "userspace datapath of an unknown OVS version (" + strconv.Quote(version) + "): assumed older than 3.3, whose conntrack blocks a 4-tuple's reuse after a null SNAT"
+	case v[0] > userspaceNullSNATFrom[0] || v[0] == userspaceNullSNATFrom[0] && v[1] >= userspaceNullSNATFrom[1]:
+		return true, "userspace datapath of OVS " + version + " (3.3 or later) resolves source-port clashes with it"
+	default:
+		return false, "userspace datapath of OVS " + version + " (before 3.3): its conntrack blocks a 4-tuple's reuse after a null SNAT, so a source-port clash with a recent Service connection stays unresolved"
+	}
+}
+
+// majorMinor reads "3.1.0" (or "3.1.0-2+deb12u1", "3.10") as [3 1].
+func majorMinor(v string) ([2]int, bool) {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return [2]int{}, false
+	}
+	var out [2]int
+	for i := range out {
+		s := parts[i]
+		if i == 1 {
+			s = strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return [2]int{}, false
+		}
+		out[i] = n
+	}
+	return out, true
+}
+
+// decideNullSNAT sets the model's CommitNullSNAT once connected (the
+// switch says its version), before the first sync, and logs why. It is
+// decided once: an OVS upgraded under a running switchyard is seen at its
+// next start.
+func (d *Driver) decideNullSNAT(ctx context.Context) {
+	var dp, version string
+	if d.opts.NullSNAT == NullSNATAuto {
+		var err error
+		if dp, err = d.db.BridgeDatapathType(ctx, d.opts.Bridge); err != nil {
+			dp = d.opts.DatapathType
+			klog.ErrorS(err, "Could not read the bridge's datapath type; taking --ovs-datapath-type's", "bridge", d.opts.Bridge, "datapathType", dp)
+		}
+		if dp == "netdev" {
+			if version, err = d.conn.SoftwareVersion(ctx); err != nil {
+				klog.ErrorS(err, "Could not ask OVS its version")
+			}
+		}
+	}
+	on, why := nullSNATDecision(d.opts.NullSNAT, dp, version)
+	d.mu.Lock()
+	d.model.SetCommitNullSNAT(on)
+	d.mu.Unlock()
+	klog.InfoS("Connections that are no Service's are committed", "nullSNAT", on, "why", why)
+}
