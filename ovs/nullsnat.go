@@ -54,7 +54,7 @@ func nullSNATDecision(mode, datapathType, version string) (on bool, why string) 
 	}
 }
 
-// majorMinor reads "3.1.0" (or "3.1.0-2+deb12u1", "3.10") as [3 1].
+// majorMinor reads "3.1.0" (or "3.1.0-2+deb12u1") as [3 1], "3.10" as [3 10].
 func majorMinor(v string) ([2]int, bool) {
 	parts := strings.SplitN(v, ".", 3)
 	if len(parts) < 2 {
