@@ -89,6 +89,17 @@ func StartIn(t testing.TB, ns string) *OVS {
 	return startIn(t, ns)
 }
 
+// vswitchSchema is the schema of the ovsdb-tool found first on PATH:
+// share/openvswitch beside its bin directory (/usr/share for /usr/bin;
+// another build's own, hack/ensure-ovs-next.sh).
+func vswitchSchema() string {
+	tool, err := exec.LookPath("ovsdb-tool")
+	if err != nil {
+		return "/usr/share/openvswitch/vswitch.ovsschema"
+	}
+	return filepath.Join(filepath.Dir(tool), "..", "share", "openvswitch", "vswitch.ovsschema")
+}
+
 func startIn(t testing.TB, ns string) *OVS {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "sy-ovs-")
@@ -97,7 +108,7 @@ func startIn(t testing.TB, ns string) *OVS {
 	}
 	o := &OVS{Dir: dir, NS: ns, DBSock: filepath.Join(dir, "db.sock"), t: t}
 	t.Cleanup(o.stop)
-	o.must("ovsdb-tool", "create", filepath.Join(dir, "conf.db"), "/usr/share/openvswitch/vswitch.ovsschema")
+	o.must("ovsdb-tool", "create", filepath.Join(dir, "conf.db"), vswitchSchema())
 	o.startDB()
 	o.Vsctl("--no-wait", "init")
 	o.StartVswitchd()
