@@ -45,28 +45,34 @@ func (f *Factory) New(ctx context.Context, env dataplanes.Env) (dataplanes.Drive
 }
 
 // Render implements dataplanes.Factory: the groups and flows for the
-// snapshot (pods on the bridge are not known offline, so per-pod flows
-// are absent; the gateway is shown as port 1 with the router's MAC, the
-// tunnel as port 2; the null SNAT as the driver decides it without asking
-// OVS its version: on for the kernel datapath), as ovs-ofctl add-groups /
-// add-flows text.
+// snapshot (renderModel), as ovs-ofctl add-groups / add-flows text.
 func (f *Factory) Render(w io.Writer, _ dataplanes.Env, s graph.Snapshot) error {
-	cfg, err := f.Options.pipelineConfig()
+	m, err := f.renderModel(s)
 	if err != nil {
 		return err
+	}
+	return m.Render(w)
+}
+
+// renderModel is the model of the snapshot offline: pods on the bridge are
+// not known, so per-pod flows are absent; the gateway is port 1 with the
+// router's MAC, the tunnel port 2; the null SNAT is as the driver decides
+// it without asking OVS its version (on for the kernel datapath).
+func (f *Factory) renderModel(s graph.Snapshot) (*engine.Model, error) {
+	cfg, err := f.Options.pipelineConfig()
+	if err != nil {
+		return nil, err
 	}
 	m := engine.NewModel(cfg, f.Options.Encap != EncapNone)
 	nullSNAT, _ := nullSNATDecision(f.Options.NullSNAT, f.Options.DatapathType, "")
 	m.SetCommitNullSNAT(nullSNAT)
-	// Port numbers are known only on the bridge: render as if the gateway
-	// were port 1 (and the tunnel port 2).
 	bp := engine.Ports{GatewayPort: 1, GatewayMAC: cfg.RouterMAC}
 	if f.Options.Encap != EncapNone {
 		bp.TunnelPort = 2
 	}
 	m.SetPorts(bp)
 	m.Sync(s)
-	return m.Render(w)
+	return m, nil
 }
 
 // Install implements dataplanes.Installer: switchyard-cni and its network

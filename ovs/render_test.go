@@ -65,13 +65,10 @@ func TestRenderedPipelineLoadsIntoOVS(t *testing.T) {
 	o.Ofctl("add-flows", "br-text", ff)
 
 	// The same state through OpenFlow messages in one bundle.
-	cfg, err := f.Options.pipelineConfig()
+	m, err := f.renderModel(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := engine.NewModel(cfg, true)
-	m.SetPorts(engine.Ports{GatewayPort: 1, GatewayMAC: cfg.RouterMAC, TunnelPort: 2})
-	m.Sync(snap)
 	batch := m.State().Pending(engine.All)
 	c := ofconn.Dial(o.MgmtSocket("br-msgs"), quietHandler{})
 	defer c.Close()
