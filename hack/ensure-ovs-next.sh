@@ -21,6 +21,16 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # of 3.5.0-1+b1); a library added later makes the loader name it.
 PACKAGES="openvswitch-common openvswitch-switch libc6 libgcc-s1 libbpf1 libcap-ng0 libelf1t64 libevent-2.1-7t64 libnuma1 libssl3t64 libunbound8 libxdp1 libzstd1 zlib1g"
 
+missing=()
+for b in curl gpgv xz dpkg-deb; do command -v "$b" >/dev/null 2>&1 || missing+=("$b"); done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "ensure-ovs-next: installing ${missing[*]}" >&2
+	[ "$(id -u)" -eq 0 ] || { echo "ensure-ovs-next: need root to install ${missing[*]}" >&2; exit 1; }
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	apt-get install -y -qq --no-install-recommends curl gpgv xz-utils dpkg >/dev/null
+fi
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fetch() { curl -fsS --retry 3 --max-time 300 -o "$2" "$MIRROR/$1"; }
