@@ -3,8 +3,8 @@ package ovs
 import (
 	"context"
 	"strconv"
-	"strings"
 
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/klog/v2"
 )
 
@@ -19,7 +19,7 @@ const (
 // conntrack keeps a null-NAT connection's two directions as one entry
 // (commit 1116459b3, "conntrack: Remove nat_conn introducing key
 // directionality", first in v3.3.0).
-var userspaceNullSNATFrom = [2]int{3, 3}
+var userspaceNullSNATFrom = version.MajorMinor(3, 3)
 
 // nullSNATDecision says whether to commit the connections that are no
 // service's with a null SNAT (pipeline.Config.CommitNullSNAT), and why.
@@ -34,7 +34,7 @@ var userspaceNullSNATFrom = [2]int{3, 3}
 // connection ends, a new one on the same 4-tuple finds it and is left
 // unanswered until the sweeper (every 20 s) removes both: kubelet's probes
 // met it. There the clash stays unresolved (docs/ovs.md).
-func nullSNATDecision(mode, datapathType, version string) (on bool, why string) {
+func nullSNATDecision(mode, datapathType, ovsVersion string) (on bool, why string) {
 	switch {
 	case mode == NullSNATOn:
 		return true, "--ovs-conntrack-null-snat=on"
@@ -43,36 +43,15 @@ func nullSNATDecision(mode, datapathType, version string) (on bool, why string) 
 	case datapathType != "netdev":
 		return true, "the kernel datapath's conntrack (Linux's) resolves source-port clashes with it"
 	}
-	v, ok := majorMinor(version)
+	v, err := version.ParseGeneric(ovsVersion)
 	switch {
-	case !ok:
-		return false, "userspace datapath of an unknown OVS version (" + strconv.Quote(version) + "): assumed older than 3.3, whose conntrack blocks a 4-tuple's reuse after a null SNAT"
-	case v[0] > userspaceNullSNATFrom[0] || v[0] == userspaceNullSNATFrom[0] && v[1] >= userspaceNullSNATFrom[1]:
-		return true, "userspace datapath of OVS " + version + " (3.3 or later) resolves source-port clashes with it"
+	case err != nil:
+		return false, "userspace datapath of an unknown OVS version (" + strconv.Quote(ovsVersion) + "): assumed older than 3.3, whose conntrack blocks a 4-tuple's reuse after a null SNAT"
+	case v.AtLeast(userspaceNullSNATFrom):
+		return true, "userspace datapath of OVS " + ovsVersion + " (3.3 or later) resolves source-port clashes with it"
 	default:
-		return false, "userspace datapath of OVS " + version + " (before 3.3): its conntrack blocks a 4-tuple's reuse after a null SNAT, so a source-port clash with a recent Service connection stays unresolved"
+		return false, "userspace datapath of OVS " + ovsVersion + " (before 3.3): its conntrack blocks a 4-tuple's reuse after a null SNAT, so a source-port clash with a recent Service connection stays unresolved"
 	}
-}
-
-// majorMinor reads "3.1.0" (or "3.1.0-2+deb12u1") as [3 1], "3.10" as [3 10].
-func majorMinor(v string) ([2]int, bool) {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return [2]int{}, false
-	}
-	var out [2]int
-	for i := range out {
-		s := parts[i]
-		if i == 1 {
-			s = strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return [2]int{}, false
-		}
-		out[i] = n
-	}
-	return out, true
 }
 
 // decideNullSNAT sets the model's CommitNullSNAT once connected (the
@@ -80,7 +59,7 @@ func majorMinor(v string) ([2]int, bool) {
 // decided once: an OVS upgraded under a running switchyard is seen at its
 // next start.
 func (d *Driver) decideNullSNAT(ctx context.Context) {
-	var dp, version string
+	var dp, ovsVersion string
 	if d.opts.NullSNAT == NullSNATAuto {
 		var err error
 		if dp, err = d.db.BridgeDatapathType(ctx, d.opts.Bridge); err != nil {
@@ -88,12 +67,12 @@ func (d *Driver) decideNullSNAT(ctx context.Context) {
 			klog.ErrorS(err, "Could not read the bridge's datapath type; taking --ovs-datapath-type's", "bridge", d.opts.Bridge, "datapathType", dp)
 		}
 		if dp == "netdev" {
-			if version, err = d.conn.SoftwareVersion(ctx); err != nil {
+			if ovsVersion, err = d.conn.SoftwareVersion(ctx); err != nil {
 				klog.ErrorS(err, "Could not ask OVS its version")
 			}
 		}
 	}
-	on, why := nullSNATDecision(d.opts.NullSNAT, dp, version)
+	on, why := nullSNATDecision(d.opts.NullSNAT, dp, ovsVersion)
 	d.mu.Lock()
 	d.model.SetCommitNullSNAT(on)
 	d.mu.Unlock()
