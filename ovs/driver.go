@@ -136,7 +136,10 @@ func (d *Driver) start(ctx context.Context) error {
 	if err := ensureOwnPorts(ctx, d.db, o); err != nil {
 		return err
 	}
-	d.ensureZoneTimeouts(ctx)
+	// The bridge's datapath type decides the conntrack zones' timeouts
+	// and, once connected, the null SNAT: read once, here.
+	dp := d.bridgeDatapathType(ctx)
+	d.ensureZoneTimeouts(ctx, dp)
 	// The gateway port exists once OVS has made its interface.
 	for {
 		if err := d.refreshPorts(ctx); err != nil {
@@ -166,7 +169,7 @@ func (d *Driver) start(ctx context.Context) error {
 	if err := d.connect(ctx); err != nil {
 		return err
 	}
-	d.decideNullSNAT(ctx)
+	d.decideNullSNAT(ctx, dp)
 	return nil
 }
 

@@ -34,6 +34,18 @@ func (d *Driver) flushUDP(ctx context.Context, eps []graph.Endpoint) {
 	}
 }
 
+// bridgeDatapathType is the bridge's datapath type as OVSDB has it, or
+// --ovs-datapath-type's when it cannot be read (logged): a bridge this
+// driver made has that type.
+func (d *Driver) bridgeDatapathType(ctx context.Context) string {
+	dp, err := d.db.BridgeDatapathType(ctx, d.opts.Bridge)
+	if err != nil {
+		klog.ErrorS(err, "Could not read the bridge's datapath type; taking --ovs-datapath-type's", "bridge", d.opts.Bridge, "datapathType", d.opts.DatapathType)
+		return d.opts.DatapathType
+	}
+	return dp
+}
+
 // timeWaitTimeout is how long conntrack keeps a closed TCP connection:
 // Linux's conntrack keeps 120 s.
 const timeWaitTimeout = 120
@@ -45,9 +57,9 @@ const timeWaitTimeout = 120
 // endpoint's TIME_WAIT socket and was refused or left unanswered (seen in
 // the tests). The kernel datapath uses Linux's conntrack and needs
 // nothing. A failure is logged: traffic works, only such reuse may fail.
-func (d *Driver) ensureZoneTimeouts(ctx context.Context) {
-	dp, err := d.db.BridgeDatapathType(ctx, d.opts.Bridge)
-	if err != nil || dp != "netdev" {
+// dp is the bridge's datapath type (bridgeDatapathType).
+func (d *Driver) ensureZoneTimeouts(ctx context.Context, dp string) {
+	if dp != "netdev" {
 		return
 	}
 	zones := []int{int(d.opts.CtZone), int(d.opts.CtZone) + 1}

@@ -57,19 +57,13 @@ func nullSNATDecision(mode, datapathType, ovsVersion string) (on bool, why strin
 // decideNullSNAT sets the model's CommitNullSNAT once connected (the
 // switch says its version), before the first sync, and logs why. It is
 // decided once: an OVS upgraded under a running switchyard is seen at its
-// next start.
-func (d *Driver) decideNullSNAT(ctx context.Context) {
-	var dp, ovsVersion string
-	if d.opts.NullSNAT == NullSNATAuto {
+// next start. dp is the bridge's datapath type (bridgeDatapathType).
+func (d *Driver) decideNullSNAT(ctx context.Context, dp string) {
+	var ovsVersion string
+	if d.opts.NullSNAT == NullSNATAuto && dp == "netdev" {
 		var err error
-		if dp, err = d.db.BridgeDatapathType(ctx, d.opts.Bridge); err != nil {
-			dp = d.opts.DatapathType
-			klog.ErrorS(err, "Could not read the bridge's datapath type; taking --ovs-datapath-type's", "bridge", d.opts.Bridge, "datapathType", dp)
-		}
-		if dp == "netdev" {
-			if ovsVersion, err = d.conn.SoftwareVersion(ctx); err != nil {
-				klog.ErrorS(err, "Could not ask OVS its version")
-			}
+		if ovsVersion, err = d.conn.SoftwareVersion(ctx); err != nil {
+			klog.ErrorS(err, "Could not ask OVS its version")
 		}
 	}
 	on, why := nullSNATDecision(d.opts.NullSNAT, dp, ovsVersion)
