@@ -31,7 +31,13 @@ func (c cpuSplit) read(t testing.TB) map[string]time.Duration {
 // report reports each process's CPU seconds between from and now as
 // "<step>-cpu-<name>-s".
 func (c cpuSplit) report(b *testing.B, step string, from map[string]time.Duration) {
-	for name, d := range c.read(b) {
+	reportCPU(b, step, from, c.read(b))
+}
+
+// reportCPU reports each process's CPU seconds between two readings as
+// "<step>-cpu-<name>-s" (a process missing from from had used none).
+func reportCPU(b *testing.B, step string, from, to map[string]time.Duration) {
+	for name, d := range to {
 		b.ReportMetric((d - from[name]).Seconds(), step+"-cpu-"+name+"-s")
 	}
 }

@@ -55,6 +55,7 @@ func (c *cpuTimeline) run() {
 		c.sample()
 		select {
 		case <-c.stop:
+			c.sample() // the last: so a sample follows any time before Stop
 			return
 		case <-t.C:
 		}
@@ -104,6 +105,30 @@ func (c *cpuTimeline) Within(from, to time.Time) string {
 		parts = append(parts, fmt.Sprintf("%s %v", name, (b-a).Round(time.Millisecond)))
 	}
 	return strings.Join(parts, " ")
+}
+
+// SampleAt is each process's CPU time (the machine's left out) at the
+// first sample at or after t, normally within cpuTimelineEvery of it
+// (false: none, or a process unread in it). After Stop there is one for
+// any t before it.
+func (c *cpuTimeline) SampleAt(t time.Time) (map[string]time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, _ := slices.BinarySearchFunc(c.at, t, time.Time.Compare)
+	if j >= len(c.at) {
+		return nil, false
+	}
+	out := map[string]time.Duration{}
+	for k, name := range c.names {
+		if name == machineName {
+			continue
+		}
+		if c.cpu[j][k] < 0 {
+			return nil, false
+		}
+		out[name] = c.cpu[j][k]
+	}
+	return out, true
 }
 
 // machineBusy is the time the machine's CPUs were not idle, from

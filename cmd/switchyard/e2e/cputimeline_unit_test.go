@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"maps"
 	"testing"
 	"time"
 )
@@ -29,6 +30,31 @@ func TestCPUTimelineWithin(t *testing.T) {
 	} {
 		if got := c.Within(t0.Add(tc.from), t0.Add(tc.to)); got != tc.want {
 			t.Errorf("%v to %v: %q, want %q", tc.from, tc.to, got, tc.want)
+		}
+	}
+}
+
+// A reading at a time is the first sample at or after it, without the
+// machine's busy time; none past the last sample or with a process unread.
+func TestCPUTimelineSampleAt(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	c := &cpuTimeline{names: []string{"a", "b", machineName},
+		at:  []time.Time{t0, t0.Add(20 * ms), t0.Add(40 * ms)},
+		cpu: [][]time.Duration{{0, -1, 1 * ms}, {10 * ms, 5 * ms, 30 * ms}, {30 * ms, 6 * ms, 70 * ms}}}
+	for _, tc := range []struct {
+		at   time.Duration
+		want map[string]time.Duration
+	}{
+		{15 * ms, map[string]time.Duration{"a": 10 * ms, "b": 5 * ms}},
+		{20 * ms, map[string]time.Duration{"a": 10 * ms, "b": 5 * ms}},
+		{21 * ms, map[string]time.Duration{"a": 30 * ms, "b": 6 * ms}},
+		{-1 * ms, nil}, // b unread in the first sample
+		{41 * ms, nil}, // past the last
+	} {
+		got, ok := c.SampleAt(t0.Add(tc.at))
+		if ok != (tc.want != nil) || !maps.Equal(got, tc.want) {
+			t.Errorf("at %v: %v %v, want %v", tc.at, got, ok, tc.want)
 		}
 	}
 }

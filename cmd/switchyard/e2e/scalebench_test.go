@@ -197,6 +197,9 @@ func (s *scaleRun) start(b *testing.B) {
 		began = time.Now()
 		proc := startFirst(nd)
 		split["switchyard"] = pidCPU(proc.PID()) // all of it is the first sync's
+		// Sampled every 20 ms by this process (not scraped from the
+		// proxies): the reading closest after the sync's recorded end.
+		cpu := startCPUTimeline(split)
 		profiled := func(testing.TB) {}
 		if s.profiles != "" {
 			defer profileAPIServer(c, s.profiles, fmt.Sprintf("apiserver-first-sync-%d", s.n), 5*time.Second)(b)
@@ -206,7 +209,13 @@ func (s *scaleRun) start(b *testing.B) {
 			profiled = profileCPU(proc, d, filepath.Join(s.profiles, fmt.Sprintf("api-cpu-first-sync-%d.prof", s.n)))
 		}
 		synced = waitSynced(b, "switchyard", lastSync, scaleBound(s.n), proc.Exited, proc.Metrics)
-		split.report(b, "first-sync", cpuAtStart)
+		cpu.Stop()
+		cpuAtSync, ok := cpu.SampleAt(synced)
+		if !ok {
+			b.Fatalf("no CPU sample of every process after the first sync")
+		}
+		reportCPU(b, "first-sync", cpuAtStart, cpuAtSync)
+		reportAllocated(b, proc)
 		profiled(b)
 		return proc
 	}})
@@ -224,6 +233,19 @@ func (s *scaleRun) start(b *testing.B) {
 	b.ReportMetric(synced.Sub(began).Seconds(), "start-to-synced-s")
 	s.firstSync = span{began, synced}
 	b.ReportMetric(float64(ourFlowCount(b, w.Node1.OVS)), "flows-in-ovs")
+}
+
+// reportAllocated reports what switchyard's Go runtime allocated from
+// its start and how many collections it ran, read just after the first
+// sync: the work its collector had over the sync follows the bytes, and
+// they vary far less from run to run than CPU seconds on this machine.
+func reportAllocated(b *testing.B, proc *ovstest.Process) {
+	body, err := proc.Metrics()
+	if err != nil {
+		b.Fatalf("metrics after the first sync: %v", err)
+	}
+	b.ReportMetric(metric(body, "go_memstats_alloc_bytes_total")/(1<<20), "first-sync-allocated-MiB")
+	b.ReportMetric(metric(body, "go_gc_duration_seconds_count"), "first-sync-gc-cycles")
 }
 
 // alone measures switchyard by itself: RSS over churn, probes and
@@ -305,18 +327,28 @@ func (s *scaleRun) restart(b *testing.B) {
 // kube-proxy has a series per IP family, each made when that family's
 // proxier first syncs; the synthetic cluster is IPv4, so its IPv4 one
 // counts (the IPv6 one, with nothing to program, may be set first).
+// It returns the series' value, the time the proxy itself recorded as
+// its sync's end (both set it when a sync is done), so the poll can be
+// sparse: each scrape costs the proxy ~1 ms of CPU on the cores its
+// first sync needs (every 20 ms before, ~5% of switchyard's first sync
+// at 30k and 100k in a profile).
 func waitSynced(b *testing.B, name, series string, bound time.Duration, exited func() bool, scrape func() (string, error)) time.Time {
-	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(syncPoll) {
 		if exited() {
 			b.Fatalf("%s exited", name)
 		}
-		if body, err := scrape(); err == nil && metric(body, series) != 0 {
-			return time.Now()
+		if body, err := scrape(); err == nil {
+			if at := metric(body, series); at != 0 {
+				return time.Unix(0, int64(at*1e9))
+			}
 		}
 	}
 	b.Fatalf("%s: no first sync within %v", name, bound)
 	return time.Time{}
 }
+
+// syncPoll is how often waitSynced scrapes a proxy's metrics.
+const syncPoll = 250 * time.Millisecond
 
 // lastSync is the time of a proxy's last full sync, the same name in
 // both (kube-proxy's has an ip_family label).
