@@ -49,9 +49,7 @@ func (c *Converter) Convert(obj any) (any, error) {
 // Service copies what the core reads of s.
 func (c *Converter) Service(s *v1.Service) *Service {
 	out := &Service{
-		Namespace:                s.Namespace,
-		Name:                     s.Name,
-		ResourceVersion:          s.ResourceVersion,
+		Meta:                     Meta{Namespace: s.Namespace, Name: s.Name, ResourceVersion: s.ResourceVersion},
 		Annotations:              annotations(s.Annotations),
 		Type:                     s.Spec.Type,
 		ClusterIP:                s.Spec.ClusterIP,
@@ -92,11 +90,9 @@ func (c *Converter) Service(s *v1.Service) *Service {
 // EndpointSlice copies what the core reads of s.
 func (c *Converter) EndpointSlice(s *discovery.EndpointSlice) *EndpointSlice {
 	out := &EndpointSlice{
-		Namespace:       s.Namespace,
-		Name:            s.Name,
-		ResourceVersion: s.ResourceVersion,
-		ServiceName:     s.Labels[LabelServiceName],
-		AddressType:     s.AddressType,
+		Meta:        Meta{Namespace: s.Namespace, Name: s.Name, ResourceVersion: s.ResourceVersion},
+		ServiceName: s.Labels[LabelServiceName],
+		AddressType: s.AddressType,
 	}
 	out.ProxyName, out.HasProxyName = s.Labels[LabelServiceProxyName]
 	_, out.Headless = s.Labels[LabelHeadless]

@@ -10,7 +10,9 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/testobj"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
@@ -36,7 +38,7 @@ func TestServiceKeepsWhatTheCoreReads(t *testing.T) {
 		{IP: "203.0.113.1"}, {Hostname: "lb.example"}, {IP: "203.0.113.2", IPMode: ptr.To(v1.LoadBalancerIPModeProxy)}}
 
 	got := ServiceOf(svc)
-	want := Service{Namespace: "ns", Name: "web", ResourceVersion: "42", HasProxyName: true,
+	want := Service{Meta: Meta{Namespace: "ns", Name: "web", ResourceVersion: "42"}, HasProxyName: true,
 		Annotations: map[string]string{"keep": "me"}, Type: v1.ServiceTypeLoadBalancer,
 		ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10", "fd00::10"}, ExternalIPs: []string{"192.0.2.1"},
 		LoadBalancerSourceRanges: []string{"198.51.100.0/24"}, SessionAffinity: v1.ServiceAffinityClientIP,
@@ -130,6 +132,39 @@ func TestConvertIsAnInformerTransform(t *testing.T) {
 		if k, err := cache.DeletionHandlingMetaNamespaceKeyFunc(once); err != nil || k != tc.key {
 			t.Errorf("%T: key %q, %v; want %q", once, k, err, tc.key)
 		}
+	}
+}
+
+// TestCachesReadTheCopiesInPlace: client-go reads a copy's identity
+// through meta.Accessor on every cache operation; the copies are
+// metav1.Objects themselves, so reading it allocates nothing, and what a
+// copy does not keep reads as unset.
+func TestCachesReadTheCopiesInPlace(t *testing.T) {
+	svc := ServiceOf(testobj.Service("ns", "web"))
+	svc.ResourceVersion = "7"
+	slice := EndpointSliceOf(testobj.Slice("ns", "web-1", "web", discovery.AddressTypeIPv4))
+	for _, obj := range []any{svc, slice} {
+		var rv string
+		allocs := testing.AllocsPerRun(100, func() {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rv = m.GetResourceVersion()
+		})
+		if allocs != 0 {
+			t.Errorf("%T: meta.Accessor and GetResourceVersion allocated %v times", obj, allocs)
+		}
+		m, _ := meta.Accessor(obj)
+		m.SetResourceVersion("8")
+		m.SetUID("ignored")
+		if got := []any{m.GetNamespace(), m.GetResourceVersion(), m.GetUID(), m.GetLabels(), m.GetManagedFields() == nil}; !cmp.Equal(got, []any{"ns", "8", types.UID(""), map[string]string(nil), true}) {
+			t.Errorf("%T: read back %v (resource version before: %q)", obj, got, rv)
+		}
+	}
+	svc.Annotations = map[string]string{"keep": "me"}
+	if m, _ := meta.Accessor(svc); m.GetAnnotations()["keep"] != "me" {
+		t.Errorf("a Service's annotations: %v", m.GetAnnotations())
 	}
 }
 

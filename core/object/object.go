@@ -18,14 +18,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Service is what the core reads of a v1.Service.
 type Service struct {
-	Namespace, Name string
-	// ResourceVersion is kept for the informer's bookkeeping.
-	ResourceVersion string
+	Meta
 	// ProxyName is the service.kubernetes.io/service-proxy-name label
 	// (HasProxyName: the label is set, maybe to "").
 	ProxyName    string
@@ -71,8 +68,7 @@ type Ingress struct {
 
 // EndpointSlice is what the core reads of a discovery/v1 EndpointSlice.
 type EndpointSlice struct {
-	Namespace, Name string
-	ResourceVersion string
+	Meta
 	// ServiceName is the kubernetes.io/service-name label ("" when unset).
 	ServiceName string
 	// ProxyName, HasProxyName and Headless: as Service's, from the slice's
@@ -136,15 +132,4 @@ func (e *Endpoint) Zone() string {
 type Hints struct {
 	ForZones []string
 	ForNodes []string
-}
-
-// GetObjectMeta makes a Service something client-go's caches can key
-// (meta.Accessor): its namespace, name and resource version.
-func (s *Service) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, ResourceVersion: s.ResourceVersion}
-}
-
-// GetObjectMeta: see Service's.
-func (s *EndpointSlice) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, ResourceVersion: s.ResourceVersion}
 }
