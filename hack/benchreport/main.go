@@ -299,6 +299,7 @@ func resultTables(rs map[string]result, apiserver string) []table {
 			[]row{{"kube-apiserver settling before the start, s", "apiserver-settle-s", 1}, {"start to first sync done, s", "start-to-synced-s", 1},
 				{"first sync: CPU of switchyard, s", "first-sync-cpu-switchyard-s", 1}, {"first sync: CPU of ovs-vswitchd, s", "first-sync-cpu-vswitchd-s", 1}, {"first sync: CPU of kube-apiserver, s", "first-sync-cpu-apiserver-s", 1},
 				{"first sync: kube-apiserver's repair lists during it", "first-sync-apiserver-repairs", 1},
+				{"first sync: reading the initial state (the API server's stream, decoded and converted), s", "first-sync-source-s", 1}, {"first sync: the driver's first full sync, s", "first-sync-driver-s", 1},
 				{"first sync: what switchyard allocated from its start, MiB", "first-sync-allocated-MiB", 1}, {"first sync: switchyard's collections", "first-sync-gc-cycles", 1},
 				{"flows in OVS", "flows-in-ovs", 1},
 				{"RSS, highest sample, MiB", "rss-max-MiB", 1}, {"RSS, last sample, MiB", "rss-last-MiB", 1},

@@ -136,6 +136,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	started := make(chan error, 1)
+	listing := time.Now()
 	go func() { started <- src.Start(ctx, tr) }()
 	var rs rounds
 	driver, err := plan.factory.New(ctx, dataplanes.Env{Problems: ev, RequestRound: rs.request, Metrics: reg})
@@ -185,6 +186,9 @@ func (o *runOptions) run(ctx context.Context) error {
 		}
 		return err
 	}
+	// As kube-proxy's "Caches are synced": at scale the initial state's
+	// reading is the first sync's largest part (docs/scale.md).
+	klog.InfoS("Read the initial state", "elapsed", time.Since(listing))
 	plan.owner.arm(ctx, client)
 	r.Run(ctx)
 	if plan.owner.cleanupIfUninstalled(driver.Cleanup) {

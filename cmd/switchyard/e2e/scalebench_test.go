@@ -216,6 +216,15 @@ func (s *scaleRun) start(b *testing.B) {
 		}
 		reportCPU(b, "first-sync", cpuAtStart, cpuAtSync)
 		reportAllocated(b, proc)
+		source, driver, err := firstSyncPhases(proc.LogPath())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(source.Seconds(), "first-sync-source-s")
+		b.ReportMetric(driver.Seconds(), "first-sync-driver-s")
+		if s.profiles != "" { // what the first sync allocated: alloc_space
+			saveProfile(b, proc, filepath.Join(s.profiles, fmt.Sprintf("api-heap-first-sync-%d.prof", s.n)))
+		}
 		profiled(b)
 		return proc
 	}})

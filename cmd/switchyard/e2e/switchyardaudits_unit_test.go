@@ -54,3 +54,28 @@ func TestAuditSpans(t *testing.T) {
 		t.Errorf("a change during an audit whose line has no parts overlaps %v, want none", parts)
 	}
 }
+
+// The first sync's parts are read from klog's own rendering of the
+// lines, the first of each.
+func TestFirstSyncPhases(t *testing.T) {
+	var buf bytes.Buffer
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&buf)))
+	logger.Info("Starting switchyard")
+	logger.Info("Read the initial state", "elapsed", 4321*time.Millisecond)
+	logger.Info("Full sync's parts", "elapsed", 1234567*time.Microsecond, "model", time.Second)
+	logger.Info("Full sync's parts", "elapsed", 9*time.Second)
+	log := filepath.Join(t.TempDir(), "switchyard.log")
+	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	source, driver, err := firstSyncPhases(log)
+	if err != nil || source != 4321*time.Millisecond || driver != 1234567*time.Microsecond {
+		t.Errorf("firstSyncPhases: %v, %v, %v; want 4.321s, 1.234567s\n%s", source, driver, err, buf.String())
+	}
+	if err := os.WriteFile(log, []byte("no such lines\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := firstSyncPhases(log); err == nil {
+		t.Error("a log without the lines: no error")
+	}
+}
