@@ -360,9 +360,13 @@ func (b endpointBuckets) Bucket(i int) []of.Action {
 // The connection's label keeps the endpoint's address, for the later
 // fragments of its datagrams (fragments.go).
 func dnat(zone uint16, e graph.Endpoint) []of.Action {
-	return actions(isService.set(), of.CT{Commit: true, Zone: zone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
+	return actions(setIsService, of.CT{Commit: true, Zone: zone, Table: int(L3Forwarding.ID), NAT: &of.NAT{Kind: "dst", IP: e.IP, Port: e.Port},
 		SetMark: serviceConn.value, MarkMask: serviceConn.mask, Label: e.IP})
 }
+
+// setIsService is isService.set(), made once: dnat runs for every bucket
+// of every group, twice in a cold sync (its bucket ID, its message).
+var setIsService = isService.set()
 
 // dnatFlow is dnat for an endpoint an affinity flow selected into the
 // registers.
