@@ -28,12 +28,6 @@ func (c cpuSplit) read(t testing.TB) map[string]time.Duration {
 	return out
 }
 
-// report reports each process's CPU seconds between from and now as
-// "<step>-cpu-<name>-s".
-func (c cpuSplit) report(b *testing.B, step string, from map[string]time.Duration) {
-	reportCPU(b, step, from, c.read(b))
-}
-
 // reportCPU reports each process's CPU seconds between two readings as
 // "<step>-cpu-<name>-s" (a process missing from from had used none).
 func reportCPU(b *testing.B, step string, from, to map[string]time.Duration) {
