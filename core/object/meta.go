@@ -23,6 +23,9 @@ var (
 	_ metav1.Object = (*EndpointSlice)(nil)
 )
 
+// The metav1.Object methods: the identity's own, then those of what a
+// copy does not keep.
+
 func (m *Meta) GetNamespace() string                  { return m.Namespace }
 func (m *Meta) SetNamespace(namespace string)         { m.Namespace = namespace }
 func (m *Meta) GetName() string                       { return m.Name }
