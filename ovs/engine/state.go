@@ -242,7 +242,7 @@ func (s *State) TakeCollided() map[uint64]Collision {
 }
 
 // groupSignature is a group's content, as its bucket IDs tell it (a
-// bucket's ID is a hash of its actions): a sum of their mixed values, so
+// bucket's ID is a hash of its content): a sum of their mixed values, so
 // the buckets' order does not count (a select group's buckets have none).
 func groupSignature(ids []uint32) uint64 {
 	var sig uint64

@@ -3,7 +3,6 @@ package openflow
 import (
 	"fmt"
 	"hash/fnv"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -252,43 +251,6 @@ func (g *Group) nBuckets() int {
 	return g.Buckets.Len()
 }
 
-// BucketIDs are the IDs of the group's buckets, in order: each a hash of
-// its actions (and weight), so the group's content can be told from its
-// bucket IDs alone. Two buckets whose hashes collide (with 31 bits, about
-// one group in 40 of 10 000 buckets has a pair) take the next free ID in
-// bucket order, so the IDs are unique, as OVS requires, and the same for
-// the same buckets.
-func (g *Group) BucketIDs() []uint32 {
-	if g.bucketIDs == nil {
-		n := g.nBuckets()
-		ids := make([]uint32, n)
-		var taken map[uint32]bool
-		if n > smallGroup {
-			taken = make(map[uint32]bool, n)
-		}
-		for i := range ids {
-			id := BucketID(g.Buckets.Bucket(i), g.weight(i))
-			for taken[id] || taken == nil && slices.Contains(ids[:i], id) {
-				id = id%maxBucketID + 1
-			}
-			if taken != nil {
-				taken[id] = true
-			}
-			ids[i] = id
-		}
-		g.bucketIDs = ids
-	}
-	return g.bucketIDs
-}
-
-// smallGroup is the most buckets whose IDs are checked for duplicates by
-// scanning rather than with a set.
-const smallGroup = 32
-
-// maxBucketID is the largest bucket ID BucketID gives (31 bits, below
-// OpenFlow's reserved IDs).
-const maxBucketID = 0x7fffffff
-
 // HashField is one field of a select group's hash.
 type HashField string
 
@@ -315,29 +277,6 @@ func bucketText(acts []Action) string {
 		s = append(s, a.Text())
 	}
 	return strings.Join(s, ",")
-}
-
-// BucketID is a bucket's ID: a hash of its actions' encoding, and of its
-// weight unless it is DefaultWeight (so the IDs of groups whose buckets
-// all have it did not change when weights came). Actions that cannot be
-// encoded get ID 0, which makes the group's message fail.
-func BucketID(acts []Action, weight uint16) uint32 {
-	buf := scratch.Get().(*[]byte)
-	defer scratch.Put(buf)
-	b, err := appendActions((*buf)[:0], acts)
-	if err != nil {
-		return 0
-	}
-	if weight != DefaultWeight {
-		b = append(b, byte(weight>>8), byte(weight))
-	}
-	*buf = b
-	h := fnv.New32a()
-	h.Write(b)
-	if id := h.Sum32() & maxBucketID; id != 0 {
-		return id
-	}
-	return 1
 }
 
 // Text renders the group as `ovs-ofctl -O OpenFlow15 add-groups` reads it.

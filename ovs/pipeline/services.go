@@ -365,7 +365,7 @@ func dnat(zone uint16, e graph.Endpoint) []of.Action {
 }
 
 // setIsService is isService.set(), made once: dnat runs for every bucket
-// of every group, twice in a cold sync (its bucket ID, its message).
+// of every group sent.
 var setIsService = isService.set()
 
 // dnatFlow is dnat for an endpoint an affinity flow selected into the
