@@ -9,9 +9,10 @@ import (
 // content without building its actions. BucketKey(i) is a hash of
 // everything bucket i's actions are made of, including how they are made
 // (a version of the maker's code: the IDs outlive the process, and a
-// restart adopts what OVS holds by them). The contract: within one
-// Buckets, and across groups of one maker, equal keys mean equal actions
-// and different actions different keys. The IDs of such buckets are
+// restart adopts what OVS holds by them). The contract: across the
+// groups of one maker, equal keys mean equal actions (equal actions may
+// have different keys: IDs then differ where they need not, which costs
+// a group-mod, never a wrong adoption). The IDs of such buckets are
 // derived from their keys, so their actions are built only when a
 // message or text needs them (once per send, not twice).
 type Keyed interface {
