@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"fmt"
 	"net/netip"
 	"unique"
 )
@@ -33,9 +32,11 @@ type ServicePortName struct {
 	Protocol  Protocol
 }
 
-// String renders the name as "namespace/name:port/protocol".
+// String renders the name as "namespace/name:port/protocol" (joined, not
+// formatted: the OVS driver names every service port's owner by it, in
+// every full sync).
 func (n ServicePortName) String() string {
-	return fmt.Sprintf("%s/%s:%s/%s", n.Namespace, n.Name, n.Port, n.Protocol)
+	return n.Namespace + "/" + n.Name + ":" + n.Port + "/" + string(n.Protocol)
 }
 
 // Service renders the owning Service as "namespace/name".
