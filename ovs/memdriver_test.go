@@ -86,6 +86,48 @@ func TestRestartAdoptsWithoutMods(t *testing.T) {
 	md.converged()
 }
 
+// A restart onto a release whose buckets' IDs differ for the same
+// actions (before 2026-11-30 they were hashes of the actions' encoding;
+// now of what the bucket is made of: docs/ovs.md) modifies every group
+// once, adopts every flow, and then holds what it wants.
+func TestRestartOntoOtherBucketIDsModifiesEachGroupOnce(t *testing.T) {
+	br := ofconntest.NewBridge()
+	first := newMemDriver(t, br, memCluster())
+	first.mustSync()
+	var old []*of.Group // the same groups, IDs hashed from their encoding
+	func() {
+		defer first.lock()()
+		rendered := map[engine.OwnerKey]engine.Rendering{}
+		for _, name := range first.m.ServicePortNames() {
+			_, ids := first.m.State().Owned(engine.ServicePortOwner(name))
+			for _, id := range ids {
+				g := first.m.State().GroupOf(id, rendered)
+				list := make(of.BucketList, g.Buckets.Len())
+				for i := range list {
+					list[i] = g.Buckets.Bucket(i)
+				}
+				if slices.Equal((&of.Group{Buckets: list}).BucketIDs(), g.BucketIDs()) {
+					t.Fatalf("group %d: the encoding's hashes give the same bucket IDs as the keys", id)
+				}
+				old = append(old, &of.Group{ID: id, Buckets: list, HashFields: g.HashFields})
+			}
+		}
+	}()
+	if len(old) < 4 {
+		t.Fatalf("the cluster has %d groups, want at least 4", len(old))
+	}
+	if err := br.Apply(&ofconn.Batch{GroupModifies: old}); err != nil {
+		t.Fatal(err)
+	}
+	before := br.Counts()
+	md := newMemDriver(t, br, memCluster())
+	md.mustSync()
+	md.converged()
+	if got, want := mods(before, br.Counts()), (ofconntest.Counts{Bundles: 1, GroupMods: len(old)}); got != want {
+		t.Fatalf("the restart sent %+v, want %+v (each group modified once, no flow)", got, want)
+	}
+}
+
 // A bundle that fails leaves the driver's view consistent: the retry
 // reads the bridge back and converges, whether nothing was applied (lost
 // before the commit: an error, the runner retries), everything was (lost
