@@ -247,10 +247,7 @@ func (s *State) TakeCollided() map[uint64]Collision {
 func groupSignature(ids []uint32) uint64 {
 	var sig uint64
 	for _, id := range ids {
-		x := uint64(id) + 0x9e3779b97f4a7c15 // splitmix64's finaliser
-		x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-		x = (x ^ x>>27) * 0x94d049bb133111eb
-		sig += x ^ x>>31
+		sig += of.Mix64(uint64(id) + 0x9e3779b97f4a7c15) // splitmix64
 	}
 	return sig
 }

@@ -89,10 +89,15 @@ func keyedBucketID(key uint64, weight uint16) uint32 {
 	if weight != DefaultWeight {
 		key ^= uint64(weight) << 48
 	}
-	key = (key ^ key>>30) * 0xbf58476d1ce4e5b9
-	key = (key ^ key>>27) * 0x94d049bb133111eb
-	key ^= key >> 31
-	return nonZeroID(uint32(key))
+	return nonZeroID(uint32(Mix64(key)))
+}
+
+// Mix64 is splitmix64's finaliser: every bit of x moves about half the
+// bits of the result (the driver's hashes of keys and IDs).
+func Mix64(x uint64) uint64 {
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // nonZeroID is a hash's low 31 bits as a bucket ID, 1 for 0 (the ID of a

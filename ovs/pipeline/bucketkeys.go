@@ -30,7 +30,7 @@ const bucketKeyVersion = 1
 func (b endpointBuckets) BucketKey(i int) uint64 {
 	e := b.endpoint(i)
 	k := bucketShape(b.zone, b.affinity, e.IP.Is4())
-	return mix64(k ^ endpointHash(&e))
+	return of.Mix64(k ^ endpointHash(&e))
 }
 
 // shapeOf names a bucket shape: what besides the endpoint a bucket's
@@ -64,7 +64,7 @@ func bucketShape(zone uint16, affinity, v4 bool) uint64 {
 	if v4 {
 		k |= 2
 	}
-	k = mix64(k)
+	k = of.Mix64(k)
 	shapes.Store(s, k)
 	return k
 }

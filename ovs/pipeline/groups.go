@@ -195,14 +195,7 @@ func fanoutFor(n int) int {
 func endpointHash(e *graph.Endpoint) uint64 {
 	a := e.IP.As16()
 	hi, lo := binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(a[8:])
-	return mix64(mix64(hi^uint64(e.Port)<<48) ^ lo)
-}
-
-// mix64 is splitmix64's finaliser.
-func mix64(x uint64) uint64 {
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
+	return of.Mix64(of.Mix64(hi^uint64(e.Port)<<48) ^ lo)
 }
 
 // leafKey is a leaf's Key: a hash of what its buckets are made of (the
