@@ -101,6 +101,7 @@ func (c *Converter) EndpointSlice(s *discovery.EndpointSlice) *EndpointSlice {
 			out.TriggerTime = at
 		}
 	}
+	out.InitialEventsEnd = s.Annotations[metav1.InitialEventsAnnotationKey] == "true"
 	if len(s.Ports) > 0 {
 		out.Ports = make([]EndpointPort, len(s.Ports))
 		for i, p := range s.Ports {
@@ -151,6 +152,15 @@ func (c *Converter) where(w Where) *Where {
 	p := &Where{NodeName: c.intern(w.NodeName), Zone: c.intern(w.Zone)}
 	c.wheres[w] = p
 	return p
+}
+
+// internBytes returns the shared copy of the string b holds (c.mu held),
+// making one only the first time.
+func (c *Converter) internBytes(b []byte) string {
+	if q, ok := c.strings[string(b)]; ok {
+		return q
+	}
+	return c.intern(string(b))
 }
 
 // intern returns the shared copy of s (c.mu held).

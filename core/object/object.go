@@ -82,6 +82,10 @@ type EndpointSlice struct {
 	AddressType discovery.AddressType
 	Ports       []EndpointPort
 	Endpoints   []Endpoint
+	// InitialEventsEnd: the object carried the
+	// k8s.io/initial-events-end annotation, which marks the bookmark that
+	// ends a WatchList's initial events (GetAnnotations reports it).
+	InitialEventsEnd bool
 }
 
 // EndpointPort is one entry of ports; nil fields were unset.

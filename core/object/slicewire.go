@@ -1,0 +1,369 @@
+package object
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// DecodeEndpointSlice makes the core's copy of a discovery.k8s.io/v1
+// EndpointSlice straight from its protobuf encoding (the message inside
+// the API server's runtime.Unknown envelope), without making the API
+// object first: at 30k Services, decoding EndpointSlices into API objects
+// to convert and drop them was a quarter of all a first sync allocated
+// (docs/scale.md). The copy is exactly what EndpointSlice would make of
+// the decoded object (TestDecodeEndpointSliceMatchesConvert compares them
+// over random slices), keeping in addition whether the object carries the
+// initial-events-end annotation (a WatchList bookmark). Unknown fields are
+// skipped, as protobuf decoding does; a field of the wrong wire type or a
+// truncated message is an error.
+func (c *Converter) DecodeEndpointSlice(b []byte) (*EndpointSlice, error) {
+	var d sliceDecoder
+	if err := d.slice(b); err != nil {
+		return nil, fmt.Errorf("EndpointSlice: %w", err)
+	}
+	return d.copy(c), nil
+}
+
+// sliceDecoder holds what the wire said, with the presence protobuf's
+// optional fields have (the API types' pointers), until the copy is made.
+type sliceDecoder struct {
+	meta                   Meta
+	serviceName, proxyName string
+	hasProxyName, headless bool
+	trigger                string
+	hasTrigger, initialEnd bool
+	addressType            string
+	ports                  []EndpointPort
+	endpoints              []wireEndpoint
+}
+
+// wireEndpoint's byte slices alias the message being decoded.
+type wireEndpoint struct {
+	address                     string
+	addresses                   int
+	nodeName, zone              []byte
+	hasNodeName, hasZone        bool
+	ready, serving, terminating optionalBool
+	forZones, forNodes          [][]byte
+}
+
+// optionalBool is a protobuf optional bool: unset, false or true.
+type optionalBool uint8
+
+const (
+	unset optionalBool = iota
+	isFalse
+	isTrue
+)
+
+// errWireType is a known field sent with another wire type than its own.
+var errWireType = errors.New("wrong wire type")
+
+// fields calls each for every field of the message b, with the field's
+// bytes when it is length-delimited and its value when it is a varint.
+func fields(b []byte, each func(num protowire.Number, typ protowire.Type, v uint64, bytes []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		var v uint64
+		var bytes []byte
+		switch typ {
+		case protowire.VarintType:
+			v, n = protowire.ConsumeVarint(b)
+		case protowire.BytesType:
+			bytes, n = protowire.ConsumeBytes(b)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		if err := each(num, typ, v, bytes); err != nil {
+			return fmt.Errorf("field %d: %w", num, err)
+		}
+	}
+	return nil
+}
+
+func (d *sliceDecoder) slice(b []byte) error {
+	if err := d.reserve(b); err != nil {
+		return err
+	}
+	return fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
+		if num > 4 {
+			return nil
+		}
+		if typ != protowire.BytesType {
+			return errWireType
+		}
+		switch num {
+		case 1:
+			return d.objectMeta(v)
+		case 2:
+			d.endpoints = append(d.endpoints, wireEndpoint{})
+			return d.endpoints[len(d.endpoints)-1].decode(v)
+		case 3:
+			d.ports = append(d.ports, EndpointPort{})
+			return decodePort(&d.ports[len(d.ports)-1], v)
+		case 4:
+			d.addressType = string(v)
+		}
+		return nil
+	})
+}
+
+// reserve sizes the endpoint and port lists from a first pass over the
+// message's tags: growing them by appending was most of what decoding a
+// large slice allocated.
+func (d *sliceDecoder) reserve(b []byte) error {
+	var endpoints, ports int
+	err := fields(b, func(num protowire.Number, _ protowire.Type, _ uint64, _ []byte) error {
+		switch num {
+		case 2:
+			endpoints++
+		case 3:
+			ports++
+		}
+		return nil
+	})
+	d.endpoints = make([]wireEndpoint, 0, endpoints)
+	if ports > 0 {
+		d.ports = make([]EndpointPort, 0, ports)
+	}
+	return err
+}
+
+func (d *sliceDecoder) objectMeta(b []byte) error {
+	return fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
+		switch num {
+		case 1, 3, 6, 11, 12:
+		default:
+			return nil
+		}
+		if typ != protowire.BytesType {
+			return errWireType
+		}
+		switch num {
+		case 1:
+			d.meta.Name = string(v)
+		case 3:
+			d.meta.Namespace = string(v)
+		case 6:
+			d.meta.ResourceVersion = string(v)
+		case 11:
+			return mapEntry(v, d.label)
+		case 12:
+			return mapEntry(v, d.annotation)
+		}
+		return nil
+	})
+}
+
+// label keeps the labels the copy reads; later entries win, as in a map.
+func (d *sliceDecoder) label(k, v []byte) {
+	switch string(k) {
+	case LabelServiceName:
+		d.serviceName = string(v)
+	case LabelServiceProxyName:
+		d.proxyName, d.hasProxyName = string(v), true
+	case LabelHeadless:
+		d.headless = true
+	}
+}
+
+func (d *sliceDecoder) annotation(k, v []byte) {
+	switch string(k) {
+	case AnnotationLastChangeTriggerTime:
+		d.trigger, d.hasTrigger = string(v), true
+	case metav1.InitialEventsAnnotationKey:
+		d.initialEnd = string(v) == "true"
+	}
+}
+
+// mapEntry decodes one protobuf map entry (key 1, value 2, either absent
+// meaning empty).
+func mapEntry(b []byte, set func(k, v []byte)) error {
+	var key, value []byte
+	err := fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
+		if num != 1 && num != 2 {
+			return nil
+		}
+		if typ != protowire.BytesType {
+			return errWireType
+		}
+		if num == 1 {
+			key = v
+		} else {
+			value = v
+		}
+		return nil
+	})
+	if err == nil {
+		set(key, value)
+	}
+	return err
+}
+
+func decodePort(p *EndpointPort, b []byte) error {
+	return fields(b, func(num protowire.Number, typ protowire.Type, x uint64, v []byte) error {
+		switch {
+		case num == 1 || num == 2:
+			if typ != protowire.BytesType {
+				return errWireType
+			}
+			s := string(v)
+			if num == 1 {
+				p.Name = &s
+			} else {
+				proto := v1.Protocol(s)
+				p.Protocol = &proto
+			}
+		case num == 3:
+			if typ != protowire.VarintType {
+				return errWireType
+			}
+			port := int32(x)
+			p.Port = &port
+		}
+		return nil
+	})
+}
+
+func (e *wireEndpoint) decode(b []byte) error {
+	return fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
+		switch num {
+		case 1, 2, 6, 7, 8:
+		default:
+			return nil
+		}
+		if typ != protowire.BytesType {
+			return errWireType
+		}
+		switch num {
+		case 1:
+			if e.addresses == 0 {
+				e.address = string(v)
+			}
+			e.addresses++
+		case 2:
+			return e.conditions(v)
+		case 6:
+			e.nodeName, e.hasNodeName = v, true
+		case 7:
+			e.zone, e.hasZone = v, true
+		case 8:
+			return e.hints(v)
+		}
+		return nil
+	})
+}
+
+func (e *wireEndpoint) conditions(b []byte) error {
+	return fields(b, func(num protowire.Number, typ protowire.Type, x uint64, _ []byte) error {
+		if num < 1 || num > 3 {
+			return nil
+		}
+		if typ != protowire.VarintType {
+			return errWireType
+		}
+		set := isFalse
+		if x != 0 {
+			set = isTrue
+		}
+		switch num {
+		case 1:
+			e.ready = set
+		case 2:
+			e.serving = set
+		case 3:
+			e.terminating = set
+		}
+		return nil
+	})
+}
+
+// hints keeps the names of the ForZone (1) and ForNode (2) messages.
+func (e *wireEndpoint) hints(b []byte) error {
+	return fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
+		if num != 1 && num != 2 {
+			return nil
+		}
+		if typ != protowire.BytesType {
+			return errWireType
+		}
+		name := []byte{}
+		err := fields(v, func(n protowire.Number, t protowire.Type, _ uint64, w []byte) error {
+			if n != 1 {
+				return nil
+			}
+			if t != protowire.BytesType {
+				return errWireType
+			}
+			name = w
+			return nil
+		})
+		if num == 1 {
+			e.forZones = append(e.forZones, name)
+		} else {
+			e.forNodes = append(e.forNodes, name)
+		}
+		return err
+	})
+}
+
+// copy makes the copy EndpointSlice makes of the same object.
+func (d *sliceDecoder) copy(c *Converter) *EndpointSlice {
+	out := &EndpointSlice{
+		Meta:             d.meta,
+		ServiceName:      d.serviceName,
+		ProxyName:        d.proxyName,
+		HasProxyName:     d.hasProxyName,
+		Headless:         d.headless,
+		AddressType:      discovery.AddressType(d.addressType),
+		Ports:            d.ports,
+		InitialEventsEnd: d.initialEnd,
+	}
+	if d.hasTrigger {
+		if at, err := time.Parse(time.RFC3339Nano, d.trigger); err == nil {
+			out.TriggerTime = at
+		}
+	}
+	if len(d.endpoints) == 0 {
+		return out
+	}
+	out.Endpoints = make([]Endpoint, len(d.endpoints))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range d.endpoints {
+		e := &d.endpoints[i]
+		ep := &out.Endpoints[i]
+		ep.Address, ep.NoAddress = e.address, e.addresses == 0
+		if e.hasNodeName || e.hasZone {
+			ep.Where = c.where(Where{NodeName: c.internBytes(e.nodeName), Zone: c.internBytes(e.zone)})
+		}
+		ep.Ready = e.ready != isFalse
+		ep.Serving = e.serving != isFalse
+		ep.Terminating = e.terminating == isTrue
+		if len(e.forZones) > 0 || len(e.forNodes) > 0 {
+			ep.Hints = &Hints{}
+			for _, z := range e.forZones {
+				ep.Hints.ForZones = append(ep.Hints.ForZones, c.internBytes(z))
+			}
+			for _, n := range e.forNodes {
+				ep.Hints.ForNodes = append(ep.Hints.ForNodes, c.internBytes(n))
+			}
+		}
+	}
+	return out
+}
