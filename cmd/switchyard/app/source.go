@@ -102,7 +102,13 @@ func (o *sourceOptions) newSource(obs source.Observer, client kubernetes.Interfa
 	if o.file != "" {
 		return &file.Source{Path: o.file, Observer: obs}
 	}
-	return &kube.Source{Client: client, NodeName: o.nodeName, AllNodes: o.peers, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}
+	src := &kube.Source{Client: client, NodeName: o.nodeName, AllNodes: o.peers, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}
+	// A real client's EndpointSlices decode straight into the core's
+	// copies (kube.Source.Config); client() made it from this config.
+	if _, real := client.(*kubernetes.Clientset); real {
+		src.Config, _ = o.restConfig()
+	}
+	return src
 }
 
 // serviceAccountDir holds a pod's service account token and CA.

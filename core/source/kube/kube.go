@@ -20,6 +20,7 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -35,6 +36,10 @@ type Source struct {
 	// SyncTimeout bounds the wait for the first complete view (0: until ctx
 	// ends).
 	SyncTimeout time.Duration
+	// Config, when set, is Client's: EndpointSlices are then watched
+	// through a client that decodes them straight into the core's copies
+	// (slimCodec). Without it (a fake Client) they decode as API objects.
+	Config *rest.Config
 }
 
 var _ source.Source = (*Source)(nil)
@@ -88,9 +93,10 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 	svcInf := objects.InformerFor(&v1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		return coreinformers.NewFilteredServiceInformer(c, metav1.NamespaceAll, resync, noIndex, selected)
 	})
-	sliceInf := objects.InformerFor(&discovery.EndpointSlice{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		return discoveryinformers.NewFilteredEndpointSliceInformer(c, metav1.NamespaceAll, resync, noIndex, selected)
-	})
+	sliceInf, err := s.sliceInformer(objects, &conv, selected, noIndex)
+	if err != nil {
+		return err
+	}
 	nodeInf := nodes.Core().V1().Nodes().Informer()
 	// The first complete view is when every handler has seen the initial
 	// list, not when the informers' stores hold it: a handler still
@@ -126,6 +132,23 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 		return fmt.Errorf("kube source: informers did not sync (the initial lists did not all reach the handlers): %w", context.Cause(syncCtx))
 	}
 	return nil
+}
+
+// sliceInformer registers the EndpointSlice informer with the factory:
+// over the slim client with Config, client-go's own without.
+func (s *Source) sliceInformer(f informers.SharedInformerFactory, conv *object.Converter, selected func(*metav1.ListOptions), indexers cache.Indexers) (cache.SharedIndexInformer, error) {
+	if s.Config == nil {
+		return f.InformerFor(&discovery.EndpointSlice{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+			return discoveryinformers.NewFilteredEndpointSliceInformer(c, metav1.NamespaceAll, resync, indexers, selected)
+		}), nil
+	}
+	slices, err := slimSliceClient(s.Config, conv)
+	if err != nil {
+		return nil, err
+	}
+	return f.InformerFor(&object.EndpointSlice{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
+		return newSliceInformer(slices, selected, indexers)
+	}), nil
 }
 
 // handler adapts typed upsert/delete functions to an informer handler,
