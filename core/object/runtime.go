@@ -9,10 +9,29 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// *EndpointSlice is a runtime.Object, so a watch can hand copies made
-// straight from the wire (DecodeEndpointSlice) to an informer whose
-// example object is one. Copies carry no kind.
-var _ runtime.Object = (*EndpointSlice)(nil)
+// *Service and *EndpointSlice are runtime.Objects, so a watch can hand
+// copies made straight from the wire (DecodeService, DecodeEndpointSlice)
+// to an informer whose example object is one. Copies carry no kind.
+var (
+	_ runtime.Object = (*Service)(nil)
+	_ runtime.Object = (*EndpointSlice)(nil)
+)
+
+// GetObjectKind is empty: a copy does not keep its kind.
+func (s *Service) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject copies s and everything it points to.
+func (s *Service) DeepCopyObject() runtime.Object {
+	out := *s
+	out.Annotations = maps.Clone(s.Annotations)
+	out.ClusterIPs = slices.Clone(s.ClusterIPs)
+	out.ExternalIPs = slices.Clone(s.ExternalIPs)
+	out.LoadBalancerSourceRanges = slices.Clone(s.LoadBalancerSourceRanges)
+	out.AffinityTimeout = clonePtr(s.AffinityTimeout)
+	out.Ports = slices.Clone(s.Ports)
+	out.Ingress = slices.Clone(s.Ingress)
+	return &out
+}
 
 // GetObjectKind is empty: a copy does not keep its kind.
 func (s *EndpointSlice) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }

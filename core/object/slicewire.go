@@ -1,7 +1,6 @@
 package object
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -63,39 +62,6 @@ const (
 	isTrue
 )
 
-// errWireType is a known field sent with another wire type than its own.
-var errWireType = errors.New("wrong wire type")
-
-// fields calls each for every field of the message b, with the field's
-// bytes when it is length-delimited and its value when it is a varint.
-func fields(b []byte, each func(num protowire.Number, typ protowire.Type, v uint64, bytes []byte) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
-		var v uint64
-		var bytes []byte
-		switch typ {
-		case protowire.VarintType:
-			v, n = protowire.ConsumeVarint(b)
-		case protowire.BytesType:
-			bytes, n = protowire.ConsumeBytes(b)
-		default:
-			n = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
-		if err := each(num, typ, v, bytes); err != nil {
-			return fmt.Errorf("field %d: %w", num, err)
-		}
-	}
-	return nil
-}
-
 func (d *sliceDecoder) slice(b []byte) error {
 	if err := d.reserve(b); err != nil {
 		return err
@@ -109,7 +75,7 @@ func (d *sliceDecoder) slice(b []byte) error {
 		}
 		switch num {
 		case 1:
-			return d.objectMeta(v)
+			return objectMeta(v, &d.meta, d.label, d.annotation)
 		case 2:
 			d.endpoints = append(d.endpoints, wireEndpoint{})
 			return d.endpoints[len(d.endpoints)-1].decode(v)
@@ -144,32 +110,6 @@ func (d *sliceDecoder) reserve(b []byte) error {
 	return err
 }
 
-func (d *sliceDecoder) objectMeta(b []byte) error {
-	return fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
-		switch num {
-		case 1, 3, 6, 11, 12:
-		default:
-			return nil
-		}
-		if typ != protowire.BytesType {
-			return errWireType
-		}
-		switch num {
-		case 1:
-			d.meta.Name = string(v)
-		case 3:
-			d.meta.Namespace = string(v)
-		case 6:
-			d.meta.ResourceVersion = string(v)
-		case 11:
-			return mapEntry(v, d.label)
-		case 12:
-			return mapEntry(v, d.annotation)
-		}
-		return nil
-	})
-}
-
 // label keeps the labels the copy reads; later entries win, as in a map.
 func (d *sliceDecoder) label(k, v []byte) {
 	switch string(k) {
@@ -189,30 +129,6 @@ func (d *sliceDecoder) annotation(k, v []byte) {
 	case metav1.InitialEventsAnnotationKey:
 		d.initialEnd = string(v) == "true"
 	}
-}
-
-// mapEntry decodes one protobuf map entry (key 1, value 2, either absent
-// meaning empty).
-func mapEntry(b []byte, set func(k, v []byte)) error {
-	var key, value []byte
-	err := fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
-		if num != 1 && num != 2 {
-			return nil
-		}
-		if typ != protowire.BytesType {
-			return errWireType
-		}
-		if num == 1 {
-			key = v
-		} else {
-			value = v
-		}
-		return nil
-	})
-	if err == nil {
-		set(key, value)
-	}
-	return err
 }
 
 func decodePort(p *EndpointPort, b []byte) error {

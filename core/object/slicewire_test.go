@@ -241,3 +241,4 @@ func BenchmarkEndpointSliceDecode(b *testing.B) {
 		})
 	}
 }
+

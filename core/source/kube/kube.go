@@ -36,9 +36,10 @@ type Source struct {
 	// SyncTimeout bounds the wait for the first complete view (0: until ctx
 	// ends).
 	SyncTimeout time.Duration
-	// Config, when set, is Client's: EndpointSlices are then watched
-	// through a client that decodes them straight into the core's copies
-	// (slimCodec). Without it (a fake Client) they decode as API objects.
+	// Config, when set, is Client's: Services and EndpointSlices are then
+	// watched through clients that decode them straight into the core's
+	// copies (slimCodec). Without it (a fake Client) they decode as API
+	// objects, which the informers' transform converts.
 	Config *rest.Config
 }
 
@@ -90,10 +91,7 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 	// Without the by-namespace index the factory's informers carry:
 	// nothing here looks objects up by namespace, and it costs memory.
 	noIndex := cache.Indexers{}
-	svcInf := objects.InformerFor(&v1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		return coreinformers.NewFilteredServiceInformer(c, metav1.NamespaceAll, resync, noIndex, selected)
-	})
-	sliceInf, err := s.sliceInformer(objects, &conv, selected, noIndex)
+	svcInf, sliceInf, err := s.informers(objects, &conv, selected, noIndex)
 	if err != nil {
 		return err
 	}
@@ -134,21 +132,19 @@ func (s *Source) Start(ctx context.Context, sink source.Sink) error {
 	return nil
 }
 
-// sliceInformer registers the EndpointSlice informer with the factory:
-// over the slim client with Config, client-go's own without.
-func (s *Source) sliceInformer(f informers.SharedInformerFactory, conv *object.Converter, selected func(*metav1.ListOptions), indexers cache.Indexers) (cache.SharedIndexInformer, error) {
-	if s.Config == nil {
-		return f.InformerFor(&discovery.EndpointSlice{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-			return discoveryinformers.NewFilteredEndpointSliceInformer(c, metav1.NamespaceAll, resync, indexers, selected)
-		}), nil
+// informers registers the Service and EndpointSlice informers with the
+// factory: over the slim clients with Config, client-go's own without.
+func (s *Source) informers(f informers.SharedInformerFactory, conv *object.Converter, selected func(*metav1.ListOptions), indexers cache.Indexers) (services, slices cache.SharedIndexInformer, err error) {
+	if s.Config != nil {
+		return copyInformers(f, s.Config, conv, selected, indexers)
 	}
-	slices, err := slimSliceClient(s.Config, conv)
-	if err != nil {
-		return nil, err
-	}
-	return f.InformerFor(&object.EndpointSlice{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
-		return newSliceInformer(slices, selected, indexers)
-	}), nil
+	services = f.InformerFor(&v1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return coreinformers.NewFilteredServiceInformer(c, metav1.NamespaceAll, resync, indexers, selected)
+	})
+	slices = f.InformerFor(&discovery.EndpointSlice{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return discoveryinformers.NewFilteredEndpointSliceInformer(c, metav1.NamespaceAll, resync, indexers, selected)
+	})
+	return services, slices, nil
 }
 
 // handler adapts typed upsert/delete functions to an informer handler,

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 
 	"github.com/switchyard-proxy/switchyard/core/object"
@@ -10,20 +9,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
-	discoveryclient "k8s.io/client-go/kubernetes/typed/discovery/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 )
 
 // slimCodec is the client's serializers with two changes for protobuf,
-// the content type switchyard asks for: an EndpointSlice is decoded
-// straight into the core's copy (object.Converter.DecodeEndpointSlice)
-// instead of into the API type, and a watch event's envelopes are read in
-// place instead of copied twice. At 30k Services these were 45% of what
-// switchyard allocated until its first sync (docs/scale.md). Every other
-// kind, list and content type decodes as client-go decodes it.
+// the content type switchyard asks for: a Service or an EndpointSlice is
+// decoded straight into the core's copy (object.Converter's DecodeService
+// and DecodeEndpointSlice) instead of into the API type, and a watch
+// event's envelopes are read in place instead of copied twice. At 30k
+// Services, decoding the API types and copying the envelopes was over half
+// of what switchyard allocated until its first sync (docs/scale.md). Every
+// other kind, list and content type decodes as client-go decodes it.
 type slimCodec struct {
 	runtime.NegotiatedSerializer
 	conv *object.Converter
@@ -45,7 +40,7 @@ func (c slimCodec) SupportedMediaTypes() []runtime.SerializerInfo {
 		if info.MediaType != protobufMediaType || info.StreamSerializer == nil {
 			continue
 		}
-		out[i].Serializer = sliceSerializer{Serializer: info.Serializer, conv: c.conv}
+		out[i].Serializer = copySerializer{Serializer: info.Serializer, conv: c.conv}
 		stream := *info.StreamSerializer
 		stream.Serializer = watchEventSerializer{Serializer: stream.Serializer}
 		out[i].StreamSerializer = &stream
@@ -53,26 +48,42 @@ func (c slimCodec) SupportedMediaTypes() []runtime.SerializerInfo {
 	return out
 }
 
-// sliceSerializer decodes a discovery.k8s.io/v1 EndpointSlice into the
-// core's copy and hands everything else to client-go's serializer.
-type sliceSerializer struct {
+// copySerializer decodes a v1 Service and a discovery.k8s.io/v1
+// EndpointSlice into the core's copies and hands everything else to
+// client-go's serializer.
+type copySerializer struct {
 	runtime.Serializer
 	conv *object.Converter
 }
 
-func (s sliceSerializer) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+var (
+	serviceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+	sliceGVK   = sliceGV.WithKind("EndpointSlice")
+)
+
+func (s copySerializer) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	if into != nil || !bytes.HasPrefix(data, protobufMagic) {
 		return s.Serializer.Decode(data, defaults, into)
 	}
 	env, err := readUnknown(data[len(protobufMagic):])
-	if err != nil || env.encoding != "" || env.kind != "EndpointSlice" || env.apiVersion != sliceGV.String() {
+	if err != nil || env.encoding != "" {
 		return s.Serializer.Decode(data, defaults, into)
 	}
-	obj, err := s.conv.DecodeEndpointSlice(env.raw)
+	var obj runtime.Object
+	var gvk schema.GroupVersionKind
+	switch {
+	case env.kind == serviceGVK.Kind && env.apiVersion == serviceGVK.GroupVersion().String():
+		obj, err = s.conv.DecodeService(env.raw)
+		gvk = serviceGVK
+	case env.kind == sliceGVK.Kind && env.apiVersion == sliceGV.String():
+		obj, err = s.conv.DecodeEndpointSlice(env.raw)
+		gvk = sliceGVK
+	default:
+		return s.Serializer.Decode(data, defaults, into)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	gvk := sliceGV.WithKind("EndpointSlice")
 	return obj, &gvk, nil
 }
 
@@ -169,41 +180,4 @@ func messageFields(b []byte, each func(protowire.Number, []byte) error) error {
 		}
 	}
 	return nil
-}
-
-// slimSliceClient is a discovery/v1 client for cfg whose EndpointSlices
-// arrive as the core's copies (*object.EndpointSlice) when the API server
-// answers in protobuf; lists still arrive as API types (the informer's
-// transform converts them).
-func slimSliceClient(cfg *rest.Config, conv *object.Converter) (*discoveryclient.DiscoveryV1Client, error) {
-	c := rest.CopyConfig(cfg)
-	c.GroupVersion = &sliceGV
-	c.APIPath = "/apis"
-	c.NegotiatedSerializer = slimCodec{NegotiatedSerializer: scheme.Codecs.WithoutConversion(), conv: conv}
-	if c.UserAgent == "" {
-		c.UserAgent = rest.DefaultKubernetesUserAgent()
-	}
-	rc, err := rest.RESTClientFor(c)
-	if err != nil {
-		return nil, fmt.Errorf("EndpointSlice client: %w", err)
-	}
-	return discoveryclient.New(rc), nil
-}
-
-// newSliceInformer is client-go's EndpointSlice informer over slices,
-// with the copy as its example object (the reflector drops watch events
-// of another type).
-func newSliceInformer(slices discoveryclient.EndpointSlicesGetter, tweak func(*metav1.ListOptions), indexers cache.Indexers) cache.SharedIndexInformer {
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			tweak(&o)
-			return slices.EndpointSlices(metav1.NamespaceAll).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			tweak(&o)
-			return slices.EndpointSlices(metav1.NamespaceAll).Watch(ctx, o)
-		},
-	}
-	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, slices),
-		&object.EndpointSlice{}, cache.SharedIndexInformerOptions{Indexers: indexers})
 }

@@ -18,6 +18,7 @@ import (
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/util/framer"
 	"k8s.io/apimachinery/pkg/watch"
@@ -27,11 +28,12 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// sliceServer answers EndpointSlice lists and watches in protobuf, as
-// kube-apiserver does: a watch is length-delimited WatchEvent frames
-// whose objects are runtime.Unknown envelopes.
-type sliceServer struct {
-	slices []*discovery.EndpointSlice
+// apiServer answers Service and EndpointSlice lists and watches in
+// protobuf, as kube-apiserver does: a watch is length-delimited WatchEvent
+// frames whose objects are runtime.Unknown envelopes.
+type apiServer struct {
+	services []*v1.Service
+	slices   []*discovery.EndpointSlice
 	// refuseWatchList answers a WatchList request with an error, as an
 	// API server without WatchList does, so the client lists instead.
 	refuseWatchList bool
@@ -39,8 +41,8 @@ type sliceServer struct {
 	requests        []string
 }
 
-func (s *sliceServer) encode(t *testing.T, obj runtime.Object) []byte {
-	enc := scheme.Codecs.EncoderForVersion(protobuf.NewSerializer(scheme.Scheme, scheme.Scheme), discovery.SchemeGroupVersion)
+func encode(t *testing.T, obj runtime.Object, gv schema.GroupVersion) []byte {
+	enc := scheme.Codecs.EncoderForVersion(protobuf.NewSerializer(scheme.Scheme, scheme.Scheme), gv)
 	var b bytes.Buffer
 	if err := enc.Encode(obj, &b); err != nil {
 		t.Error(err)
@@ -48,19 +50,41 @@ func (s *sliceServer) encode(t *testing.T, obj runtime.Object) []byte {
 	return b.Bytes()
 }
 
-func (s *sliceServer) handler(t *testing.T) http.Handler {
+// resource is what the server holds at path: its list, its objects, and
+// the bookmark ending a WatchList's initial events.
+func (s *apiServer) resource(path string) (list runtime.Object, items []runtime.Object, bookmark runtime.Object, gv schema.GroupVersion) {
+	end := metav1.ObjectMeta{ResourceVersion: "10", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}
+	switch path {
+	case "/api/v1/services":
+		l := &v1.ServiceList{ListMeta: metav1.ListMeta{ResourceVersion: "10"}}
+		for _, o := range s.services {
+			l.Items, items = append(l.Items, *o), append(items, o)
+		}
+		return l, items, &v1.Service{ObjectMeta: end}, v1.SchemeGroupVersion
+	case "/apis/discovery.k8s.io/v1/endpointslices":
+		l := &discovery.EndpointSliceList{ListMeta: metav1.ListMeta{ResourceVersion: "10"}}
+		for _, o := range s.slices {
+			l.Items, items = append(l.Items, *o), append(items, o)
+		}
+		return l, items, &discovery.EndpointSlice{ObjectMeta: end}, discovery.SchemeGroupVersion
+	}
+	return nil, nil, nil, schema.GroupVersion{}
+}
+
+func (s *apiServer) handler(t *testing.T) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		s.mu.Lock()
 		s.requests = append(s.requests, r.URL.Path+"?"+r.URL.RawQuery)
 		s.mu.Unlock()
+		list, items, bookmark, gv := s.resource(r.URL.Path)
+		if list == nil {
+			http.NotFound(w, r)
+			return
+		}
 		if q.Get("watch") != "true" {
-			list := &discovery.EndpointSliceList{ListMeta: metav1.ListMeta{ResourceVersion: "10"}}
-			for _, sl := range s.slices {
-				list.Items = append(list.Items, *sl)
-			}
 			w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
-			_, _ = w.Write(s.encode(t, list))
+			_, _ = w.Write(encode(t, list, gv))
 			return
 		}
 		initial := q.Get("sendInitialEvents") == "true"
@@ -71,7 +95,7 @@ func (s *sliceServer) handler(t *testing.T) http.Handler {
 		w.Header().Set("Content-Type", runtime.ContentTypeProtobuf+";stream=watch")
 		frames := framer.NewLengthDelimitedFrameWriter(w)
 		send := func(typ watch.EventType, obj runtime.Object) {
-			event := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: s.encode(t, obj)}}
+			event := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: encode(t, obj, gv)}}
 			b, err := event.Marshal()
 			if err != nil {
 				t.Error(err)
@@ -79,11 +103,10 @@ func (s *sliceServer) handler(t *testing.T) http.Handler {
 			_, _ = frames.Write(b)
 		}
 		if initial {
-			for _, sl := range s.slices {
-				send(watch.Added, sl)
+			for _, o := range items {
+				send(watch.Added, o)
 			}
-			send(watch.Bookmark, &discovery.EndpointSlice{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "10",
-				Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}})
+			send(watch.Bookmark, bookmark)
 		}
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
@@ -100,80 +123,113 @@ func testSlices() []*discovery.EndpointSlice {
 	return []*discovery.EndpointSlice{a, b}
 }
 
-// The slim client's watch hands out the core's copies, equal to what the
-// converter makes of the API objects, one event after another (each event's
-// object is read from the frame it came in), and the end-of-initial-events
-// bookmark keeps its annotation.
+func testServices() []*v1.Service {
+	web := Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", v1.ProtocolTCP, 80, 30080))
+	web.Spec.Type = v1.ServiceTypeLoadBalancer
+	web.Spec.SessionAffinity = v1.ServiceAffinityClientIP
+	web.Spec.SessionAffinityConfig = &v1.SessionAffinityConfig{ClientIP: &v1.ClientIPConfig{TimeoutSeconds: ptr.To[int32](60)}}
+	web.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: "203.0.113.1"}}
+	web.Annotations = map[string]string{"keep": "me"}
+	dns := Service("ns", "dns", ClusterIPs("fd00::10"), Port("dns", v1.ProtocolUDP, 53, 0))
+	return []*v1.Service{web, dns}
+}
+
+// watchCopies reads n events from w, each a copy of type T.
+func watchCopies[T any](t *testing.T, w watch.Interface, n int) []*T {
+	t.Helper()
+	var got []*T
+	for len(got) < n {
+		ev, ok := <-w.ResultChan()
+		if !ok {
+			t.Fatalf("watch closed after %d events", len(got))
+		}
+		c, isCopy := any(ev.Object).(*T)
+		if !isCopy {
+			t.Fatalf("event %s: %T, want %T", ev.Type, ev.Object, c)
+		}
+		got = append(got, c)
+	}
+	return got
+}
+
+// The slim clients' watches hand out the core's copies, equal to what the
+// converter makes of the API objects, one event after another (each
+// event's object is read from the frame it came in), and the
+// end-of-initial-events bookmarks keep their annotation.
 func TestWatchThroughTheSlimCodec(t *testing.T) {
-	srv := &sliceServer{slices: testSlices()}
+	srv := &apiServer{services: testServices(), slices: testSlices()}
 	ts := httptest.NewServer(srv.handler(t))
 	defer ts.Close()
-	var conv object.Converter
-	client, err := slimSliceClient(protobufConfig(ts.URL), &conv)
+	core, disc, err := slimClients(protobufConfig(ts.URL), new(object.Converter))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	w, err := client.EndpointSlices("").Watch(ctx, metav1.ListOptions{Watch: true, SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true,
-		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	opts := metav1.ListOptions{Watch: true, SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}
+	sw, err := disc.EndpointSlices("").Watch(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
-	var got []*object.EndpointSlice
-	for len(got) < 3 {
-		ev, ok := <-w.ResultChan()
-		if !ok {
-			t.Fatalf("watch closed after %d events", len(got))
-		}
-		s, isCopy := ev.Object.(*object.EndpointSlice)
-		if !isCopy {
-			t.Fatalf("event %s: %T, want *object.EndpointSlice", ev.Type, ev.Object)
-		}
-		got = append(got, s)
-	}
-	var want []*object.EndpointSlice
+	defer sw.Stop()
+	slices := watchCopies[object.EndpointSlice](t, sw, 3)
+	var wantSlices []*object.EndpointSlice
 	for _, s := range testSlices() {
-		want = append(want, new(object.Converter).EndpointSlice(s))
+		wantSlices = append(wantSlices, new(object.Converter).EndpointSlice(s))
 	}
-	if diff := cmp.Diff(want, got[:2]); diff != "" {
-		t.Errorf("watched copies (-converted +watched):\n%s", diff)
+	if diff := cmp.Diff(wantSlices, slices[:2]); diff != "" {
+		t.Errorf("watched slices (-converted +watched):\n%s", diff)
 	}
-	if a := got[2].GetAnnotations(); a[metav1.InitialEventsAnnotationKey] != "true" || got[2].ResourceVersion != "10" {
-		t.Errorf("bookmark: annotations %v, resource version %q", a, got[2].ResourceVersion)
+	if a := slices[2].GetAnnotations(); a[metav1.InitialEventsAnnotationKey] != "true" || slices[2].ResourceVersion != "10" {
+		t.Errorf("slices' bookmark: annotations %v, resource version %q", a, slices[2].ResourceVersion)
+	}
+	vw, err := core.Services("").Watch(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vw.Stop()
+	services := watchCopies[object.Service](t, vw, 3)
+	var wantServices []*object.Service
+	for _, s := range testServices() {
+		wantServices = append(wantServices, object.ServiceOf(s))
+	}
+	if diff := cmp.Diff(wantServices, services[:2]); diff != "" {
+		t.Errorf("watched Services (-converted +watched):\n%s", diff)
+	}
+	if a := services[2].GetAnnotations(); a[metav1.InitialEventsAnnotationKey] != "true" || services[2].ResourceVersion != "10" {
+		t.Errorf("Services' bookmark: annotations %v, resource version %q", a, services[2].ResourceVersion)
 	}
 }
 
-// The source over the slim client, with the API server streaming its
-// initial events (WatchList) and with one that refuses it (a list, whose
-// API objects the informer's transform converts): the same graph as the
+// The source over the slim clients, with the API server streaming its
+// initial events (WatchList) and with one that refuses it (lists, whose
+// API objects the informers' transform converts): the same graph as the
 // source over client-go's own decoding.
 func TestSourceThroughTheSlimCodec(t *testing.T) {
 	node := Node("node-1", "zone-a", "10.1.0.1")
-	svcs := []runtime.Object{
-		Service("ns", "web", ClusterIPs("10.96.0.10"), Port("http", v1.ProtocolTCP, 80, 0)),
-		Service("ns", "dns", ClusterIPs("fd00::10"), Port("dns", v1.ProtocolUDP, 53, 0)),
-		node,
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var all []runtime.Object
+	all := []runtime.Object{node}
 	for _, s := range testSlices() {
 		all = append(all, s)
 	}
+	for _, s := range testServices() {
+		all = append(all, s)
+	}
 	plain := tracker.New(tracker.Options{NodeName: "node-1"})
-	if err := (&Source{Client: fake.NewClientset(append(all, svcs...)...), NodeName: "node-1"}).Start(ctx, plain); err != nil {
+	if err := (&Source{Client: fake.NewClientset(all...), NodeName: "node-1"}).Start(ctx, plain); err != nil {
 		t.Fatal(err)
 	}
-	if g, _ := json.Marshal(plain.Snapshot()); !bytes.Contains(g, []byte("10.0.0.1")) || !bytes.Contains(g, []byte("fd00::5")) {
-		t.Fatalf("the graph compared against lacks the slices' endpoints: %s", g)
+	if g, _ := json.Marshal(plain.Snapshot()); !bytes.Contains(g, []byte("10.0.0.1")) || !bytes.Contains(g, []byte("fd00::5")) ||
+		!bytes.Contains(g, []byte("203.0.113.1")) {
+		t.Fatalf("the graph compared against lacks the Services' or the slices' addresses: %s", g)
 	}
 	for _, refuse := range []bool{false, true} {
-		srv := &sliceServer{slices: testSlices(), refuseWatchList: refuse}
+		srv := &apiServer{services: testServices(), slices: testSlices(), refuseWatchList: refuse}
 		ts := httptest.NewServer(srv.handler(t))
 		slim := tracker.New(tracker.Options{NodeName: "node-1"})
-		src := &Source{Client: fake.NewClientset(svcs...), NodeName: "node-1", SyncTimeout: 10 * time.Second,
+		src := &Source{Client: fake.NewClientset(node), NodeName: "node-1", SyncTimeout: 10 * time.Second,
 			Config: protobufConfig(ts.URL)}
 		if err := src.Start(ctx, slim); err != nil {
 			t.Fatalf("refuse WatchList %v: %v", refuse, err)
