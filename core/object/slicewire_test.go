@@ -241,4 +241,3 @@ func BenchmarkEndpointSliceDecode(b *testing.B) {
 		})
 	}
 }
-

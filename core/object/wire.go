@@ -97,4 +97,3 @@ func mapEntry(b []byte, set func(k, v []byte)) error {
 	}
 	return err
 }
-
