@@ -14,9 +14,8 @@ import (
 // DecodeEndpointSlice makes the core's copy of a discovery.k8s.io/v1
 // EndpointSlice straight from its protobuf encoding (the message inside
 // the API server's runtime.Unknown envelope), without making the API
-// object first: at 30k Services, decoding EndpointSlices into API objects
-// to convert and drop them was a quarter of all a first sync allocated
-// (docs/scale.md). The copy is exactly what EndpointSlice would make of
+// object first, which the transform would convert and drop (what that
+// cost: docs/scale.md). The copy is exactly what EndpointSlice would make of
 // the decoded object (TestDecodeEndpointSliceMatchesConvert compares them
 // over random slices), keeping in addition whether the object carries the
 // initial-events-end annotation (a WatchList bookmark). Unknown fields are

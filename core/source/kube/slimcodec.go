@@ -15,10 +15,9 @@ import (
 // the content type switchyard asks for: a Service or an EndpointSlice is
 // decoded straight into the core's copy (object.Converter's DecodeService
 // and DecodeEndpointSlice) instead of into the API type, and a watch
-// event's envelopes are read in place instead of copied twice. At 30k
-// Services, decoding the API types and copying the envelopes was over half
-// of what switchyard allocated until its first sync (docs/scale.md). Every
-// other kind, list and content type decodes as client-go decodes it.
+// event's envelopes are read in place instead of copied twice (what both
+// cost before: docs/scale.md). Every other kind, list and content type
+// decodes as client-go decodes it.
 type slimCodec struct {
 	runtime.NegotiatedSerializer
 	conv *object.Converter
