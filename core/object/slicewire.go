@@ -2,6 +2,7 @@ package object
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -22,11 +23,26 @@ import (
 // skipped, as protobuf decoding does; a field of the wrong wire type or a
 // truncated message is an error.
 func (c *Converter) DecodeEndpointSlice(b []byte) (*EndpointSlice, error) {
-	var d sliceDecoder
+	d := sliceDecoders.Get().(*sliceDecoder)
+	defer d.release()
 	if err := d.slice(b); err != nil {
 		return nil, fmt.Errorf("EndpointSlice: %w", err)
 	}
 	return d.copy(c), nil
+}
+
+// sliceDecoders keeps decoders for reuse: the endpoints' scratch list
+// was the largest thing decoding allocated, and it is dropped as soon as
+// the copy is made.
+var sliceDecoders = sync.Pool{New: func() any { return new(sliceDecoder) }}
+
+// release forgets what d read (its byte slices alias the message) and
+// returns it to the pool, keeping the endpoints list's room.
+func (d *sliceDecoder) release() {
+	endpoints := d.endpoints[:cap(d.endpoints)]
+	clear(endpoints)
+	*d = sliceDecoder{endpoints: endpoints[:0]}
+	sliceDecoders.Put(d)
 }
 
 // sliceDecoder holds what the wire said, with the presence protobuf's
@@ -102,7 +118,10 @@ func (d *sliceDecoder) reserve(b []byte) error {
 		}
 		return nil
 	})
-	d.endpoints = make([]wireEndpoint, 0, endpoints)
+	if cap(d.endpoints) < endpoints {
+		d.endpoints = make([]wireEndpoint, 0, endpoints)
+	}
+	// The ports become the copy's: never the pool's.
 	if ports > 0 {
 		d.ports = make([]EndpointPort, 0, ports)
 	}

@@ -241,3 +241,34 @@ func BenchmarkEndpointSliceDecode(b *testing.B) {
 		})
 	}
 }
+
+// Decoders are pooled: copies made at once on several goroutines, each
+// after others of other sizes, are still each its own slice's.
+func TestDecodeEndpointSliceConcurrently(t *testing.T) {
+	var wire Converter
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			r := rand.New(rand.NewSource(int64(10 + g)))
+			for i := range 500 {
+				s := randomSlice(r)
+				got, err := wire.DecodeEndpointSlice(mustMarshal(s))
+				if err == nil {
+					if diff := cmp.Diff(new(Converter).EndpointSlice(s), got); diff != "" {
+						err = fmt.Errorf("goroutine %d, slice %d (-converted +wire):\n%s", g, i, diff)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
