@@ -29,7 +29,7 @@ func randomService(r *rand.Rand) *v1.Service {
 	s := &v1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: pick("web", ""), Namespace: pick("ns", ""), ResourceVersion: pick("5", ""),
 			Labels: map[string]string{}, Annotations: map[string]string{}, UID: "u",
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{}`)}}}},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", FieldsV1: metav1.NewFieldsV1(`{}`)}}},
 		Spec: v1.ServiceSpec{
 			Type: v1.ServiceType(pick("ClusterIP", "NodePort", "LoadBalancer", "ExternalName", "")), ClusterIP: pick("10.96.0.1", "None", ""),
 			ClusterIPs: some("10.96.0.1", "fd00::1"), ExternalIPs: some("192.0.2.1", ""), LoadBalancerSourceRanges: some("198.51.100.0/24"),

@@ -38,7 +38,7 @@ func randomSlice(r *rand.Rand) *discovery.EndpointSlice {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: pick("web-abc", ""), Namespace: pick("ns", ""), ResourceVersion: pick("12", ""),
 			UID: "u", Generation: 3, Labels: map[string]string{}, Annotations: map[string]string{},
-			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "m", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:x":{}}`)}}},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "m", FieldsV1: metav1.NewFieldsV1(`{"f:x":{}}`)}},
 			OwnerReferences: []metav1.OwnerReference{{Name: "web", Kind: "Service", APIVersion: "v1", UID: "o"}},
 		},
 		AddressType: discovery.AddressType(pick("IPv4", "IPv6", "FQDN", "")),

@@ -32,7 +32,7 @@ func controllerSlice(i int) *discovery.EndpointSlice {
 			Annotations:     map[string]string{object.AnnotationLastChangeTriggerTime: "2026-11-30T12:00:00Z"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: fmt.Sprintf("svc-%d", i), UID: "9d1c", Controller: ptr.To(true)}},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: "Update", APIVersion: "discovery.k8s.io/v1",
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:addressType":{},"f:endpoints":{},"f:metadata":{"f:labels":{}},"f:ports":{}}`)}}},
+				FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:addressType":{},"f:endpoints":{},"f:metadata":{"f:labels":{}},"f:ports":{}}`)}},
 		},
 		AddressType: discovery.AddressTypeIPv4,
 		Ports:       []discovery.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(v1.ProtocolTCP), Port: ptr.To[int32](8080)}},
@@ -52,7 +52,7 @@ func benchService(i int) *v1.Service {
 	return &v1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("svc-%d", i), ResourceVersion: fmt.Sprint(i), UID: "c1",
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: "Apply", FieldsType: "FieldsV1",
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:ports":{},"f:selector":{}}}`)}}}},
+				FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:ports":{},"f:selector":{}}}`)}}},
 		Spec: v1.ServiceSpec{Type: v1.ServiceTypeClusterIP, ClusterIP: fmt.Sprintf("10.96.%d.%d", i>>8&255, i&255),
 			ClusterIPs: []string{fmt.Sprintf("10.96.%d.%d", i>>8&255, i&255)}, IPFamilies: []v1.IPFamily{v1.IPv4Protocol},
 			Selector: map[string]string{"app": fmt.Sprintf("svc-%d", i)}, SessionAffinity: v1.ServiceAffinityNone,
