@@ -103,8 +103,9 @@ func (o *sourceOptions) newSource(obs source.Observer, client kubernetes.Interfa
 		return &file.Source{Path: o.file, Observer: obs}
 	}
 	src := &kube.Source{Client: client, NodeName: o.nodeName, AllNodes: o.peers, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}
-	// A real client's EndpointSlices decode straight into the core's
-	// copies (kube.Source.Config); client() made it from this config.
+	// A real client's Services and EndpointSlices decode straight into
+	// the core's copies (kube.Source.Config); client() made it from this
+	// config, read again here (once per start).
 	if _, real := client.(*kubernetes.Clientset); real {
 		src.Config, _ = o.restConfig()
 	}
