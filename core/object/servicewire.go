@@ -16,7 +16,7 @@ import (
 // of the wrong wire type or a truncated message is an error.
 func (c *Converter) DecodeService(b []byte) (*Service, error) {
 	d := serviceDecoder{out: &Service{}}
-	if err := fields(b, d.service); err != nil {
+	if err := fields(b, serviceMessage, d.service); err != nil {
 		return nil, fmt.Errorf("Service: %w", err)
 	}
 	if d.hasTimeout {
@@ -35,20 +35,14 @@ type serviceDecoder struct {
 	hasTimeout bool
 }
 
-func (d *serviceDecoder) service(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
-	if num > 3 {
-		return nil
-	}
-	if typ != protowire.BytesType {
-		return errWireType
-	}
+func (d *serviceDecoder) service(num protowire.Number, _ uint64, v []byte) error {
 	switch num {
 	case 1:
 		return objectMeta(v, &d.out.Meta, d.label, d.annotation)
 	case 2:
-		return fields(v, d.spec)
+		return fields(v, specMessage, d.spec)
 	default:
-		return fields(v, d.status)
+		return fields(v, statusMessage, d.status)
 	}
 }
 
@@ -73,21 +67,22 @@ func (d *serviceDecoder) annotation(k, v []byte) {
 	d.out.Annotations[string(k)] = string(v)
 }
 
-// The ServiceSpec fields the copy reads, by number, and their wire types.
-var specFields = map[protowire.Number]protowire.Type{
-	1: protowire.BytesType, 3: protowire.BytesType, 4: protowire.BytesType, 5: protowire.BytesType,
-	7: protowire.BytesType, 9: protowire.BytesType, 11: protowire.BytesType, 12: protowire.VarintType,
-	14: protowire.BytesType, 18: protowire.BytesType, 22: protowire.BytesType,
-}
+// What the decoder reads of a Service (metadata 1, spec 2, status 3) and
+// of the messages inside it, by field number (k8s.io/api's generated.proto).
+var (
+	serviceMessage = reads(nums(1, 2, 3), nil)
+	specMessage    = reads(nums(1, 3, 4, 5, 7, 9, 11, 14, 18, 22), nums(12))
+	portMessage    = reads(nums(1, 2), nums(3, 5))
+	// sessionAffinityConfig's clientIP, and its timeoutSeconds.
+	affinityMessage = reads(nums(1), nil)
+	clientIPMessage = reads(nil, nums(1))
+	// status's loadBalancer, its ingress points, and each one's ip and ipMode.
+	statusMessage       = reads(nums(1), nil)
+	loadBalancerMessage = reads(nums(1), nil)
+	ingressMessage      = reads(nums(1, 3), nil)
+)
 
-func (d *serviceDecoder) spec(num protowire.Number, typ protowire.Type, x uint64, v []byte) error {
-	want, read := specFields[num]
-	if !read {
-		return nil
-	}
-	if typ != want {
-		return errWireType
-	}
+func (d *serviceDecoder) spec(num protowire.Number, x uint64, v []byte) error {
 	o := d.out
 	switch num {
 	case 1:
@@ -96,15 +91,15 @@ func (d *serviceDecoder) spec(num protowire.Number, typ protowire.Type, x uint64
 	case 3:
 		o.ClusterIP = string(v)
 	case 4:
-		o.Type = v1.ServiceType(v)
+		o.Type = oneOf(v, serviceTypes)
 	case 5:
 		o.ExternalIPs = append(o.ExternalIPs, string(v))
 	case 7:
-		o.SessionAffinity = v1.ServiceAffinity(v)
+		o.SessionAffinity = oneOf(v, affinities)
 	case 9:
 		o.LoadBalancerSourceRanges = append(o.LoadBalancerSourceRanges, string(v))
 	case 11:
-		o.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicy(v)
+		o.ExternalTrafficPolicy = oneOf(v, externalPolicies)
 	case 12:
 		o.HealthCheckNodePort = int32(x)
 	case 14:
@@ -112,7 +107,7 @@ func (d *serviceDecoder) spec(num protowire.Number, typ protowire.Type, x uint64
 	case 18:
 		o.ClusterIPs = append(o.ClusterIPs, string(v))
 	case 22:
-		o.InternalTrafficPolicy = v1.ServiceInternalTrafficPolicy(v)
+		o.InternalTrafficPolicy = oneOf(v, internalPolicies)
 	}
 	return nil
 }
@@ -120,20 +115,8 @@ func (d *serviceDecoder) spec(num protowire.Number, typ protowire.Type, x uint64
 // affinityConfig reads sessionAffinityConfig's clientIP (1) and its
 // timeoutSeconds (1).
 func (d *serviceDecoder) affinityConfig(b []byte) error {
-	return fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
-		if num != 1 {
-			return nil
-		}
-		if typ != protowire.BytesType {
-			return errWireType
-		}
-		return fields(v, func(n protowire.Number, t protowire.Type, x uint64, _ []byte) error {
-			if n != 1 {
-				return nil
-			}
-			if t != protowire.VarintType {
-				return errWireType
-			}
+	return fields(b, affinityMessage, func(_ protowire.Number, _ uint64, v []byte) error {
+		return fields(v, clientIPMessage, func(_ protowire.Number, x uint64, _ []byte) error {
 			d.timeout, d.hasTimeout = int32(x), true
 			return nil
 		})
@@ -141,26 +124,16 @@ func (d *serviceDecoder) affinityConfig(b []byte) error {
 }
 
 func servicePort(p *ServicePort, b []byte) error {
-	return fields(b, func(num protowire.Number, typ protowire.Type, x uint64, v []byte) error {
+	return fields(b, portMessage, func(num protowire.Number, x uint64, v []byte) error {
 		switch num {
-		case 1, 2:
-			if typ != protowire.BytesType {
-				return errWireType
-			}
-			if num == 1 {
-				p.Name = string(v)
-			} else {
-				p.Protocol = v1.Protocol(v)
-			}
-		case 3, 5:
-			if typ != protowire.VarintType {
-				return errWireType
-			}
-			if num == 3 {
-				p.Port = int32(x)
-			} else {
-				p.NodePort = int32(x)
-			}
+		case 1:
+			p.Name = string(v)
+		case 2:
+			p.Protocol = oneOf(v, protocols)
+		case 3:
+			p.Port = int32(x)
+		case 5:
+			p.NodePort = int32(x)
 		}
 		return nil
 	})
@@ -168,32 +141,14 @@ func servicePort(p *ServicePort, b []byte) error {
 
 // status reads the load balancer's (1) ingress points (1): each one's ip
 // (1) and ipMode (3); those without an IP are left out, as Service does.
-func (d *serviceDecoder) status(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
-	if num != 1 {
-		return nil
-	}
-	if typ != protowire.BytesType {
-		return errWireType
-	}
-	return fields(v, func(n protowire.Number, t protowire.Type, _ uint64, w []byte) error {
-		if n != 1 {
-			return nil
-		}
-		if t != protowire.BytesType {
-			return errWireType
-		}
+func (d *serviceDecoder) status(_ protowire.Number, _ uint64, v []byte) error {
+	return fields(v, loadBalancerMessage, func(_ protowire.Number, _ uint64, w []byte) error {
 		var in Ingress
-		err := fields(w, func(f protowire.Number, ft protowire.Type, _ uint64, x []byte) error {
-			if f != 1 && f != 3 {
-				return nil
-			}
-			if ft != protowire.BytesType {
-				return errWireType
-			}
+		err := fields(w, ingressMessage, func(f protowire.Number, _ uint64, x []byte) error {
 			if f == 1 {
 				in.IP = string(x)
 			} else {
-				in.IPMode = v1.LoadBalancerIPMode(x)
+				in.IPMode = oneOf(x, ipModes)
 			}
 			return nil
 		})
@@ -202,4 +157,26 @@ func (d *serviceDecoder) status(num protowire.Number, typ protowire.Type, _ uint
 		}
 		return err
 	})
+}
+
+// The values the API defines for a Service's enums: a copy shares them
+// instead of allocating each (oneOf).
+var (
+	serviceTypes     = []v1.ServiceType{v1.ServiceTypeClusterIP, v1.ServiceTypeNodePort, v1.ServiceTypeLoadBalancer, v1.ServiceTypeExternalName}
+	affinities       = []v1.ServiceAffinity{v1.ServiceAffinityNone, v1.ServiceAffinityClientIP}
+	externalPolicies = []v1.ServiceExternalTrafficPolicy{v1.ServiceExternalTrafficPolicyCluster, v1.ServiceExternalTrafficPolicyLocal}
+	internalPolicies = []v1.ServiceInternalTrafficPolicy{v1.ServiceInternalTrafficPolicyCluster, v1.ServiceInternalTrafficPolicyLocal}
+	protocols        = []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP}
+	ipModes          = []v1.LoadBalancerIPMode{v1.LoadBalancerIPModeVIP, v1.LoadBalancerIPModeProxy}
+)
+
+// oneOf is the value among known that v spells, else v as a new string
+// (a value this build does not know is kept as sent).
+func oneOf[T ~string](v []byte, known []T) T {
+	for _, k := range known {
+		if string(v) == string(k) {
+			return k
+		}
+	}
+	return T(v)
 }

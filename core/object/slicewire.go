@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -53,7 +52,7 @@ type sliceDecoder struct {
 	hasProxyName, headless bool
 	trigger                string
 	hasTrigger, initialEnd bool
-	addressType            string
+	addressType            discovery.AddressType
 	ports                  []EndpointPort
 	endpoints              []wireEndpoint
 }
@@ -81,13 +80,7 @@ func (d *sliceDecoder) slice(b []byte) error {
 	if err := d.reserve(b); err != nil {
 		return err
 	}
-	return fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
-		if num > 4 {
-			return nil
-		}
-		if typ != protowire.BytesType {
-			return errWireType
-		}
+	return fields(b, sliceMessage, func(num protowire.Number, _ uint64, v []byte) error {
 		switch num {
 		case 1:
 			return objectMeta(v, &d.meta, d.label, d.annotation)
@@ -98,18 +91,36 @@ func (d *sliceDecoder) slice(b []byte) error {
 			d.ports = append(d.ports, EndpointPort{})
 			return decodePort(&d.ports[len(d.ports)-1], v)
 		case 4:
-			d.addressType = string(v)
+			d.addressType = oneOf(v, addressTypes)
 		}
 		return nil
 	})
 }
+
+// What the decoder reads of an EndpointSlice (metadata 1, endpoints 2,
+// ports 3, addressType 4) and of the messages inside it, by field number
+// (k8s.io/api's generated.proto).
+var (
+	sliceMessage    = reads(nums(1, 2, 3, 4), nil)
+	endpointsCount  = reads(nums(2, 3), nil) // what reserve counts
+	endpointMessage = reads(nums(1, 2, 6, 7, 8), nil)
+	// ready, serving, terminating.
+	conditionsMessage = reads(nil, nums(1, 2, 3))
+	// forZones, forNodes; each a message whose name is field 1.
+	hintsMessage     = reads(nums(1, 2), nil)
+	hintMessage      = reads(nums(1), nil)
+	slicePortMessage = reads(nums(1, 2), nums(3))
+)
+
+// The address types the API defines (oneOf).
+var addressTypes = []discovery.AddressType{discovery.AddressTypeIPv4, discovery.AddressTypeIPv6, discovery.AddressTypeFQDN}
 
 // reserve sizes the endpoint and port lists from a first pass over the
 // message's tags: growing them by appending was most of what decoding a
 // large slice allocated.
 func (d *sliceDecoder) reserve(b []byte) error {
 	var endpoints, ports int
-	err := fields(b, func(num protowire.Number, _ protowire.Type, _ uint64, _ []byte) error {
+	err := fields(b, endpointsCount, func(num protowire.Number, _ uint64, _ []byte) error {
 		switch num {
 		case 2:
 			endpoints++
@@ -150,23 +161,15 @@ func (d *sliceDecoder) annotation(k, v []byte) {
 }
 
 func decodePort(p *EndpointPort, b []byte) error {
-	return fields(b, func(num protowire.Number, typ protowire.Type, x uint64, v []byte) error {
-		switch {
-		case num == 1 || num == 2:
-			if typ != protowire.BytesType {
-				return errWireType
-			}
+	return fields(b, slicePortMessage, func(num protowire.Number, x uint64, v []byte) error {
+		switch num {
+		case 1:
 			s := string(v)
-			if num == 1 {
-				p.Name = &s
-			} else {
-				proto := v1.Protocol(s)
-				p.Protocol = &proto
-			}
-		case num == 3:
-			if typ != protowire.VarintType {
-				return errWireType
-			}
+			p.Name = &s
+		case 2:
+			proto := oneOf(v, protocols)
+			p.Protocol = &proto
+		case 3:
 			port := int32(x)
 			p.Port = &port
 		}
@@ -175,15 +178,7 @@ func decodePort(p *EndpointPort, b []byte) error {
 }
 
 func (e *wireEndpoint) decode(b []byte) error {
-	return fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
-		switch num {
-		case 1, 2, 6, 7, 8:
-		default:
-			return nil
-		}
-		if typ != protowire.BytesType {
-			return errWireType
-		}
+	return fields(b, endpointMessage, func(num protowire.Number, _ uint64, v []byte) error {
 		switch num {
 		case 1:
 			if e.addresses == 0 {
@@ -204,13 +199,7 @@ func (e *wireEndpoint) decode(b []byte) error {
 }
 
 func (e *wireEndpoint) conditions(b []byte) error {
-	return fields(b, func(num protowire.Number, typ protowire.Type, x uint64, _ []byte) error {
-		if num < 1 || num > 3 {
-			return nil
-		}
-		if typ != protowire.VarintType {
-			return errWireType
-		}
+	return fields(b, conditionsMessage, func(num protowire.Number, x uint64, _ []byte) error {
 		set := isFalse
 		if x != 0 {
 			set = isTrue
@@ -229,21 +218,9 @@ func (e *wireEndpoint) conditions(b []byte) error {
 
 // hints keeps the names of the ForZone (1) and ForNode (2) messages.
 func (e *wireEndpoint) hints(b []byte) error {
-	return fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
-		if num != 1 && num != 2 {
-			return nil
-		}
-		if typ != protowire.BytesType {
-			return errWireType
-		}
+	return fields(b, hintsMessage, func(num protowire.Number, _ uint64, v []byte) error {
 		name := []byte{}
-		err := fields(v, func(n protowire.Number, t protowire.Type, _ uint64, w []byte) error {
-			if n != 1 {
-				return nil
-			}
-			if t != protowire.BytesType {
-				return errWireType
-			}
+		err := fields(v, hintMessage, func(_ protowire.Number, _ uint64, w []byte) error {
 			name = w
 			return nil
 		})
@@ -264,7 +241,7 @@ func (d *sliceDecoder) copy(c *Converter) *EndpointSlice {
 		ProxyName:        d.proxyName,
 		HasProxyName:     d.hasProxyName,
 		Headless:         d.headless,
-		AddressType:      discovery.AddressType(d.addressType),
+		AddressType:      d.addressType,
 		Ports:            d.ports,
 		InitialEventsEnd: d.initialEnd,
 	}

@@ -15,9 +15,41 @@ import (
 // errWireType is a known field sent with another wire type than its own.
 var errWireType = errors.New("wrong wire type")
 
-// fields calls each for every field of the message b, with the field's
-// bytes when it is length-delimited and its value when it is a varint.
-func fields(b []byte, each func(num protowire.Number, typ protowire.Type, v uint64, bytes []byte) error) error {
+// message is what a decoder reads of one protobuf message: its fields'
+// numbers (below 64), each with the wire type the field is declared with.
+// Other fields are skipped, as protobuf decoding skips unknown ones.
+type message struct{ bytes, varints uint64 }
+
+// reads declares a message's read fields: those length-delimited
+// (strings, bytes, messages, maps) and those sent as varints (integers,
+// bools, enums).
+func reads(bytes []protowire.Number, varints []protowire.Number) message {
+	var m message
+	for _, n := range bytes {
+		m.bytes |= 1 << n
+	}
+	for _, n := range varints {
+		m.varints |= 1 << n
+	}
+	return m
+}
+
+// wireType says whether m reads field num, and with which wire type.
+func (m message) wireType(num protowire.Number) (protowire.Type, bool) {
+	if uint32(num) >= 64 {
+		return 0, false
+	}
+	bit := uint64(1) << (uint32(num) & 63)
+	if m.bytes&bit != 0 {
+		return protowire.BytesType, true
+	}
+	return protowire.VarintType, m.varints&bit != 0
+}
+
+// fields calls each for every field of b that m reads, in wire order,
+// with its bytes when it is length-delimited and its value when it is a
+// varint. A read field sent with another wire type is errWireType.
+func fields(b []byte, m message, each func(num protowire.Number, v uint64, bytes []byte) error) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -38,26 +70,28 @@ func fields(b []byte, each func(num protowire.Number, typ protowire.Type, v uint
 			return protowire.ParseError(n)
 		}
 		b = b[n:]
-		if err := each(num, typ, v, bytes); err != nil {
+		want, read := m.wireType(num)
+		if !read {
+			continue
+		}
+		if typ != want {
+			return fmt.Errorf("field %d: %w", num, errWireType)
+		}
+		if err := each(num, v, bytes); err != nil {
 			return fmt.Errorf("field %d: %w", num, err)
 		}
 	}
 	return nil
 }
 
+// nums is a list of field numbers, for reads.
+func nums(n ...protowire.Number) []protowire.Number { return n }
+
 // objectMeta reads an ObjectMeta's name (1), namespace (3) and resource
 // version (6) into m, and hands each label (11) and annotation (12) entry
 // to label and annotation, in wire order (a later entry wins, as in a map).
 func objectMeta(b []byte, m *Meta, label, annotation func(k, v []byte)) error {
-	return fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
-		switch num {
-		case 1, 3, 6, 11, 12:
-		default:
-			return nil
-		}
-		if typ != protowire.BytesType {
-			return errWireType
-		}
+	return fields(b, objectMetaMessage, func(num protowire.Number, _ uint64, v []byte) error {
 		switch num {
 		case 1:
 			m.Name = string(v)
@@ -74,17 +108,13 @@ func objectMeta(b []byte, m *Meta, label, annotation func(k, v []byte)) error {
 	})
 }
 
+var objectMetaMessage = reads(nums(1, 3, 6, 11, 12), nil)
+
 // mapEntry decodes one protobuf map entry (key 1, value 2, either absent
 // meaning empty).
 func mapEntry(b []byte, set func(k, v []byte)) error {
 	var key, value []byte
-	err := fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, v []byte) error {
-		if num != 1 && num != 2 {
-			return nil
-		}
-		if typ != protowire.BytesType {
-			return errWireType
-		}
+	err := fields(b, mapEntryMessage, func(num protowire.Number, _ uint64, v []byte) error {
 		if num == 1 {
 			key = v
 		} else {
@@ -97,3 +127,5 @@ func mapEntry(b []byte, set func(k, v []byte)) error {
 	}
 	return err
 }
+
+var mapEntryMessage = reads(nums(1, 2), nil)

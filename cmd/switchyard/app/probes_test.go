@@ -69,12 +69,15 @@ current-context: c
 `, tc.server)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		o := sourceOptions{kubeconfig: kubeconfig}
-		if got := fmt.Sprint(o.apiServerIPs(t.Context())); got != tc.want {
+		api, err := (&sourceOptions{kubeconfig: kubeconfig}).connect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(api.ips(t.Context())); got != tc.want {
 			t.Errorf("%s: protected %s, want %s", tc.server, got, tc.want)
 		}
 	}
-	if got := (&sourceOptions{file: "cluster.yaml"}).apiServerIPs(t.Context()); got != nil {
+	if got := (apiServer{}).ips(t.Context()); got != nil {
 		t.Errorf("a file source protects %v, want nothing", got)
 	}
 }

@@ -112,16 +112,16 @@ func (o *runOptions) run(ctx context.Context) error {
 		return usageError{err}
 	}
 	reg, m := o.newRegistry()
-	client, err := o.src.client()
+	api, err := o.src.connect()
 	if err != nil {
 		return err
 	}
-	plan.build.ProtectedIPs = o.src.apiServerIPs(ctx)
-	ev := newEvents(client, o.dataplane, o.src.nodeName)
+	plan.build.ProtectedIPs = api.ips(ctx)
+	ev := newEvents(api.client, o.dataplane, o.src.nodeName)
 	defer ev.stop()
 	core := &coremetrics.Observer{Metrics: m, Driver: o.dataplane}
 	obs := &observer{Observer: core, events: ev}
-	src := o.src.newSource(obs, client)
+	src := o.src.newSource(obs, api)
 	// The runner, made after the driver, subscribes to the tracker's
 	// changes; one heard before is taken by its first full sync.
 	tr := tracker.New(tracker.Options{NodeName: o.src.nodeName, Build: plan.build, Observer: obs, Peers: o.src.peers})
@@ -189,7 +189,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	// As kube-proxy's "Caches are synced": at scale the initial state's
 	// reading is the first sync's largest part (docs/scale.md).
 	klog.InfoS("Read the initial state", "elapsed", time.Since(listing))
-	plan.owner.arm(ctx, client)
+	plan.owner.arm(ctx, api.client)
 	r.Run(ctx)
 	if plan.owner.cleanupIfUninstalled(driver.Cleanup) {
 		return nil

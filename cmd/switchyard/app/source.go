@@ -78,38 +78,39 @@ func (o *sourceOptions) complete() (build.Options, error) {
 	return build.Options{ProxyName: o.proxyName, NodePortRange: r}, nil
 }
 
-// newSource returns the file or API-server source, and the API client
-// (nil for a file).
-// client is the API client the options name; nil with a file source.
-func (o *sourceOptions) client() (kubernetes.Interface, error) {
+// apiServer is how switchyard reaches the API server: the config read
+// from the options and the client made from it. Both are nil with a file
+// source.
+type apiServer struct {
+	config *rest.Config
+	client kubernetes.Interface
+}
+
+// connect reads the options' config once and makes the client from it.
+func (o *sourceOptions) connect() (apiServer, error) {
 	if o.file != "" {
-		return nil, nil
+		return apiServer{}, nil
 	}
 	cfg, err := o.restConfig()
 	if err != nil {
-		return nil, err
+		return apiServer{}, err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("API client: %w", err)
+		return apiServer{}, fmt.Errorf("API client: %w", err)
 	}
-	return client, nil
+	return apiServer{config: cfg, client: client}, nil
 }
 
-// newSource is the source the options name: the file, or the API server
-// through client (from client()).
-func (o *sourceOptions) newSource(obs source.Observer, client kubernetes.Interface) source.Source {
+// newSource is the source the options name: the file, or the API server.
+// Its Services and EndpointSlices decode straight into the core's copies
+// (kube.Source.Config).
+func (o *sourceOptions) newSource(obs source.Observer, api apiServer) source.Source {
 	if o.file != "" {
 		return &file.Source{Path: o.file, Observer: obs}
 	}
-	src := &kube.Source{Client: client, NodeName: o.nodeName, AllNodes: o.peers, ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}
-	// A real client's Services and EndpointSlices decode straight into
-	// the core's copies (kube.Source.Config); client() made it from this
-	// config, read again here (once per start).
-	if _, real := client.(*kubernetes.Clientset); real {
-		src.Config, _ = o.restConfig()
-	}
-	return src
+	return &kube.Source{Client: api.client, Config: api.config, NodeName: o.nodeName, AllNodes: o.peers,
+		ProxyName: o.proxyName, SyncTimeout: o.syncTimeout}
 }
 
 // serviceAccountDir holds a pod's service account token and CA.
@@ -153,21 +154,17 @@ func (o *sourceOptions) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-// apiServerIPs are the addresses of the API server switchyard talks to
+// ips are the addresses of the API server switchyard talks to
 // (the kubeconfig's, --master, or the in-cluster one): no Service may
 // take one as an external or load-balancer IP (build.Options.ProtectedIPs).
 // A host name is looked up once, briefly; what cannot be found is logged.
-func (o *sourceOptions) apiServerIPs(ctx context.Context) []netip.Addr {
-	if o.file != "" {
+func (a apiServer) ips(ctx context.Context) []netip.Addr {
+	if a.config == nil {
 		return nil
 	}
-	cfg, err := o.restConfig()
-	if err != nil {
-		return nil
-	}
-	u, err := url.Parse(cfg.Host)
+	u, err := url.Parse(a.config.Host)
 	if err != nil || u.Hostname() == "" {
-		u, err = url.Parse("https://" + cfg.Host) // a bare host:port
+		u, err = url.Parse("https://" + a.config.Host) // a bare host:port
 		if err != nil {
 			return nil
 		}
@@ -183,8 +180,8 @@ func (o *sourceOptions) apiServerIPs(ctx context.Context) []netip.Addr {
 		return nil
 	}
 	out := make([]netip.Addr, 0, len(addrs))
-	for _, a := range addrs {
-		out = append(out, a.Unmap())
+	for _, addr := range addrs {
+		out = append(out, addr.Unmap())
 	}
 	return out
 }
@@ -211,12 +208,12 @@ func (o *sourceOptions) snapshotOnce(ctx context.Context, annotations []string, 
 	}
 	bo.Annotations = annotations
 	o.peers = peers
-	client, err := o.client()
+	api, err := o.connect()
 	if err != nil {
 		return onceView{}, err
 	}
 	refused := &collector{}
-	src := o.newSource(refused, client)
+	src := o.newSource(refused, api)
 	tr := tracker.New(tracker.Options{NodeName: o.nodeName, Build: bo, Observer: refused, Peers: peers})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the file watcher or the informers
