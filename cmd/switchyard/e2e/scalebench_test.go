@@ -194,6 +194,7 @@ func (s *scaleRun) start(b *testing.B) {
 		b.ReportMetric(settled.Seconds(), "apiserver-settle-s")
 		split := cpuSplit{"apiserver": pidCPU(c.api.cmd.Process.Pid), "vswitchd": nd.OVS.VswitchdCPU}
 		cpuAtStart := split.read(b)
+		collectionsAtStart := apiServerCollections(b, c)
 		began = time.Now()
 		proc := startFirst(nd)
 		split["switchyard"] = pidCPU(proc.PID()) // all of it is the first sync's
@@ -215,6 +216,7 @@ func (s *scaleRun) start(b *testing.B) {
 			b.Fatalf("no CPU sample of every process after the first sync")
 		}
 		reportCPU(b, "first-sync", cpuAtStart, cpuAtSync)
+		b.ReportMetric(apiServerCollections(b, c)-collectionsAtStart, "first-sync-apiserver-collections")
 		reportAllocated(b, proc)
 		source, driver, err := firstSyncPhases(proc.LogPath())
 		if err != nil {
