@@ -12,9 +12,9 @@ import (
 // apiServerCollections is how many collections kube-apiserver's Go
 // runtime has finished so far (go_gc_duration_seconds_count on its
 // /metrics). Read before and after switchyard's first sync, it says
-// whether the API server collected its heap meanwhile: on this 2-core
-// machine one collection of a 30k cluster's API server took 1.2-1.4 of
-// its CPU-seconds, on the cores switchyard reads with (docs/scale.md).
+// whether the API server collected its heap meanwhile: at scale one
+// collection is a large share of its CPU over the first sync, on the
+// cores switchyard reads with on this machine (the figure: docs/scale.md).
 func apiServerCollections(t testing.TB, c *cluster) float64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
