@@ -22,16 +22,28 @@ type message struct{ bytes, varints uint64 }
 
 // reads declares a message's read fields: those length-delimited
 // (strings, bytes, messages, maps) and those sent as varints (integers,
-// bools, enums).
+// bools, enums). A number outside 1-63, or one given twice, is a mistake
+// in the declaration: it panics, when the package's variables are made.
 func reads(bytes []protowire.Number, varints []protowire.Number) message {
 	var m message
 	for _, n := range bytes {
-		m.bytes |= 1 << n
+		m.bytes |= bitOf(n, m)
 	}
 	for _, n := range varints {
-		m.varints |= 1 << n
+		m.varints |= bitOf(n, m)
 	}
 	return m
+}
+
+func bitOf(n protowire.Number, declared message) uint64 {
+	if n < 1 || n > 63 {
+		panic(fmt.Sprintf("field number %d: the decoders read fields 1-63", n))
+	}
+	bit := uint64(1) << n
+	if (declared.bytes|declared.varints)&bit != 0 {
+		panic(fmt.Sprintf("field %d declared twice", n))
+	}
+	return bit
 }
 
 // wireType says whether m reads field num, and with which wire type.
