@@ -21,8 +21,7 @@ import (
 
 // slimClients are core/v1 and discovery/v1 clients for cfg whose Services
 // and EndpointSlices arrive as the core's copies (*object.Service,
-// *object.EndpointSlice) when the API server answers in protobuf; lists
-// still arrive as API types (the informers' transform converts them).
+// *object.EndpointSlice) when the API server answers in protobuf.
 func slimClients(cfg *rest.Config, conv *object.Converter) (*corev1client.CoreV1Client, *discoveryclient.DiscoveryV1Client, error) {
 	core, err := slimREST(cfg, schema.GroupVersion{Version: "v1"}, "/api", conv)
 	if err != nil {
@@ -81,12 +80,25 @@ func copyInformers(f informers.SharedInformerFactory, cfg *rest.Config, conv *ob
 	}
 	svcs, eps := core.Services(metav1.NamespaceAll), disc.EndpointSlices(metav1.NamespaceAll)
 	services = f.InformerFor(&object.Service{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
-		return copyInformer(&object.Service{}, core, tweak, indexers,
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return svcs.List(ctx, o) }, svcs.Watch)
+		return copyInformer(&object.Service{}, core, tweak, indexers, listCopies(core.RESTClient(), "services"), svcs.Watch)
 	})
 	slices = f.InformerFor(&object.EndpointSlice{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
-		return copyInformer(&object.EndpointSlice{}, disc, tweak, indexers,
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return eps.List(ctx, o) }, eps.Watch)
+		return copyInformer(&object.EndpointSlice{}, disc, tweak, indexers, listCopies(disc.RESTClient(), "endpointslices"), eps.Watch)
 	})
 	return services, slices, nil
+}
+
+// listCopies lists resource across namespaces as the typed clients' List
+// does, but decodes the answer into whatever it holds (Result.Get)
+// instead of into the API's list type: with protobuf that is an
+// object.List of copies (copySerializer); with JSON, the API's list,
+// which the informers' transform converts.
+func listCopies(c rest.Interface, resource string) func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+	return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		req := c.Get().Resource(resource).VersionedParams(&o, scheme.ParameterCodec)
+		if o.TimeoutSeconds != nil {
+			req = req.Timeout(time.Duration(*o.TimeoutSeconds) * time.Second)
+		}
+		return req.Do(ctx).Get()
+	}
 }

@@ -14,10 +14,11 @@ import (
 // slimCodec is the client's serializers with two changes for protobuf,
 // the content type switchyard asks for: a Service or an EndpointSlice is
 // decoded straight into the core's copy (object.Converter's DecodeService
-// and DecodeEndpointSlice) instead of into the API type, and a watch
-// event's envelopes are read in place instead of copied twice (what both
-// cost before: docs/scale.md). Every other kind, list and content type
-// decodes as client-go decodes it.
+// and DecodeEndpointSlice; their lists into an object.List of copies)
+// instead of into the API types, and a watch event's envelopes are read
+// in place instead of copied twice (what both cost before:
+// docs/scale.md). Every other kind and content type decodes as client-go
+// decodes it.
 type slimCodec struct {
 	runtime.NegotiatedSerializer
 	conv *object.Converter
@@ -48,17 +49,29 @@ func (c slimCodec) SupportedMediaTypes() []runtime.SerializerInfo {
 }
 
 // copySerializer decodes a v1 Service and a discovery.k8s.io/v1
-// EndpointSlice into the core's copies and hands everything else to
-// client-go's serializer.
+// EndpointSlice, and lists of either, into the core's copies and hands
+// everything else to client-go's serializer. It decodes only when asked
+// for whatever the data holds (into nil): a typed client's List decodes
+// into the API's list type, and keeps client-go's decoding.
 type copySerializer struct {
 	runtime.Serializer
 	conv *object.Converter
 }
 
-var (
-	serviceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
-	sliceGVK   = sliceGV.WithKind("EndpointSlice")
-)
+// copyKinds are the kinds copySerializer decodes into copies: a Service
+// and an EndpointSlice, and their lists (an object.List of copies).
+var copyKinds = map[schema.GroupVersionKind]func(*object.Converter, []byte) (runtime.Object, error){
+	{Version: "v1", Kind: "Service"}: func(c *object.Converter, b []byte) (runtime.Object, error) { return c.DecodeService(b) },
+	{Version: "v1", Kind: "ServiceList"}: func(c *object.Converter, b []byte) (runtime.Object, error) {
+		return c.DecodeServiceList(b)
+	},
+	sliceGV.WithKind("EndpointSlice"): func(c *object.Converter, b []byte) (runtime.Object, error) {
+		return c.DecodeEndpointSlice(b)
+	},
+	sliceGV.WithKind("EndpointSliceList"): func(c *object.Converter, b []byte) (runtime.Object, error) {
+		return c.DecodeEndpointSliceList(b)
+	},
+}
 
 func (s copySerializer) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	if into != nil || !bytes.HasPrefix(data, protobufMagic) {
@@ -68,18 +81,12 @@ func (s copySerializer) Decode(data []byte, defaults *schema.GroupVersionKind, i
 	if err != nil || env.encoding != "" {
 		return s.Serializer.Decode(data, defaults, into)
 	}
-	var obj runtime.Object
-	var gvk schema.GroupVersionKind
-	switch {
-	case env.kind == serviceGVK.Kind && env.apiVersion == serviceGVK.GroupVersion().String():
-		obj, err = s.conv.DecodeService(env.raw)
-		gvk = serviceGVK
-	case env.kind == sliceGVK.Kind && env.apiVersion == sliceGV.String():
-		obj, err = s.conv.DecodeEndpointSlice(env.raw)
-		gvk = sliceGVK
-	default:
+	gvk := schema.FromAPIVersionAndKind(env.apiVersion, env.kind)
+	decode, ok := copyKinds[gvk]
+	if !ok {
 		return s.Serializer.Decode(data, defaults, into)
 	}
+	obj, err := decode(s.conv, env.raw)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,7 +40,11 @@ type apiServer struct {
 	// refuseWatchList answers a WatchList request with an error, as an
 	// API server without WatchList does, so the client lists instead.
 	refuseWatchList bool
-	mu              sync.Mutex
+	// pageSize > 0 answers a list asking for pages (a limit) with pages
+	// of at most pageSize items, as an API server serving lists from etcd
+	// may answer with fewer items than the limit.
+	pageSize int
+	mu       sync.Mutex
 	requests        []string
 }
 
@@ -83,6 +90,9 @@ func (s *apiServer) handler(t *testing.T) http.Handler {
 			return
 		}
 		if q.Get("watch") != "true" {
+			if s.pageSize > 0 && q.Get("limit") != "" {
+				list = page(t, list, q.Get("continue"), s.pageSize)
+			}
 			w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
 			_, _ = w.Write(encode(t, list, gv))
 			return
@@ -111,6 +121,32 @@ func (s *apiServer) handler(t *testing.T) http.Handler {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
+}
+
+// page is the page of list starting at the item the continue token
+// names (its index), of at most n items, with a token for the next page
+// when any remain.
+func page(t *testing.T, list runtime.Object, token string, n int) runtime.Object {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := 0
+	if token != "" {
+		if from, err = strconv.Atoi(token); err != nil {
+			t.Fatalf("continue token %q", token)
+		}
+	}
+	to := min(from+n, len(items))
+	out := list.DeepCopyObject()
+	if err := meta.SetList(out, items[from:to]); err != nil {
+		t.Fatal(err)
+	}
+	if to < len(items) {
+		acc, _ := meta.ListAccessor(out)
+		acc.SetContinue(strconv.Itoa(to))
+	}
+	return out
 }
 
 func testSlices() []*discovery.EndpointSlice {
@@ -202,10 +238,52 @@ func TestWatchThroughTheSlimCodec(t *testing.T) {
 	}
 }
 
+// A list through the slim clients is an object.List of copies, equal to
+// what the converter makes of the API objects, with the page's metadata.
+func TestListThroughTheSlimCodec(t *testing.T) {
+	srv := &apiServer{services: testServices(), slices: testSlices(), pageSize: 1}
+	ts := httptest.NewServer(srv.handler(t))
+	defer ts.Close()
+	core, disc, err := slimClients(protobufConfig(ts.URL), new(object.Converter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var conv object.Converter
+	var slices, services []runtime.Object
+	for _, s := range testSlices() {
+		slices = append(slices, conv.EndpointSlice(s))
+	}
+	for _, s := range testServices() {
+		services = append(services, conv.Service(s))
+	}
+	for _, c := range []struct {
+		list func(context.Context, metav1.ListOptions) (runtime.Object, error)
+		opts metav1.ListOptions
+		want *object.List
+	}{
+		{listCopies(core.RESTClient(), "services"), metav1.ListOptions{}, &object.List{ResourceVersion: "10", Items: services}},
+		{listCopies(disc.RESTClient(), "endpointslices"), metav1.ListOptions{}, &object.List{ResourceVersion: "10", Items: slices}},
+		{listCopies(disc.RESTClient(), "endpointslices"), metav1.ListOptions{Limit: 1, Continue: "1"},
+			&object.List{ResourceVersion: "10", Items: slices[1:]}},
+		{listCopies(core.RESTClient(), "services"), metav1.ListOptions{Limit: 1},
+			&object.List{ResourceVersion: "10", Continue: "1", Items: services[:1]}},
+	} {
+		got, err := c.list(ctx, c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(runtime.Object(c.want), got); diff != "" {
+			t.Errorf("list %+v (-converted +listed):\n%s", c.opts, diff)
+		}
+	}
+}
+
 // The source over the slim clients, with the API server streaming its
-// initial events (WatchList) and with one that refuses it (lists, whose
-// API objects the informers' transform converts): the same graph as the
-// source over client-go's own decoding.
+// initial events (WatchList) and with one that refuses it (lists of
+// copies, whole or in pages): the same graph as the source over
+// client-go's own decoding.
 func TestSourceThroughTheSlimCodec(t *testing.T) {
 	node := Node("node-1", "zone-a", "10.1.0.1")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -225,22 +303,28 @@ func TestSourceThroughTheSlimCodec(t *testing.T) {
 		!bytes.Contains(g, []byte("203.0.113.1")) {
 		t.Fatalf("the graph compared against lacks the Services' or the slices' addresses: %s", g)
 	}
-	for _, refuse := range []bool{false, true} {
-		srv := &apiServer{services: testServices(), slices: testSlices(), refuseWatchList: refuse}
+	for _, c := range []struct {
+		refuse   bool
+		pageSize int
+	}{{false, 0}, {true, 0}, {true, 1}} {
+		srv := &apiServer{services: testServices(), slices: testSlices(), refuseWatchList: c.refuse, pageSize: c.pageSize}
 		ts := httptest.NewServer(srv.handler(t))
 		slim := tracker.New(tracker.Options{NodeName: "node-1"})
 		src := &Source{Client: fake.NewClientset(node), NodeName: "node-1", SyncTimeout: 10 * time.Second,
 			Config: protobufConfig(ts.URL)}
 		if err := src.Start(ctx, slim); err != nil {
-			t.Fatalf("refuse WatchList %v: %v", refuse, err)
+			t.Fatalf("%+v: %v", c, err)
 		}
 		want, _ := json.MarshalIndent(plain.Snapshot(), "", " ")
 		got, _ := json.MarshalIndent(slim.Snapshot(), "", " ")
 		if diff := cmp.Diff(string(want), string(got)); diff != "" {
-			t.Errorf("refuse WatchList %v: graph (-client-go's decoding +slim):\n%s", refuse, diff)
+			t.Errorf("%+v: graph (-client-go's decoding +slim):\n%s", c, diff)
 		}
 		srv.mu.Lock()
-		t.Logf("refuse WatchList %v: requests %v", refuse, srv.requests)
+		t.Logf("%+v: requests %v", c, srv.requests)
+		if paged := strings.Contains(strings.Join(srv.requests, " "), "continue="); paged != (c.pageSize > 0) {
+			t.Errorf("%+v: a page was asked for with a continue token: %v", c, paged)
+		}
 		srv.mu.Unlock()
 		ts.CloseClientConnections()
 		ts.Close()
