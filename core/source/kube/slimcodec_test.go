@@ -45,7 +45,7 @@ type apiServer struct {
 	// may answer with fewer items than the limit.
 	pageSize int
 	mu       sync.Mutex
-	requests        []string
+	requests []string
 }
 
 func encode(t *testing.T, obj runtime.Object, gv schema.GroupVersion) []byte {
