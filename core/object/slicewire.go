@@ -102,7 +102,7 @@ func (d *sliceDecoder) slice(b []byte) error {
 // (k8s.io/api's generated.proto).
 var (
 	sliceMessage    = reads(nums(1, 2, 3, 4), nil)
-	endpointsCount  = reads(nums(2, 3), nil) // what reserve counts
+	reservedLists   = reads(nums(2, 3), nil) // what reserve counts
 	endpointMessage = reads(nums(1, 2, 6, 7, 8), nil)
 	// ready, serving, terminating.
 	conditionsMessage = reads(nil, nums(1, 2, 3))
@@ -120,7 +120,7 @@ var addressTypes = []discovery.AddressType{discovery.AddressTypeIPv4, discovery.
 // large slice allocated.
 func (d *sliceDecoder) reserve(b []byte) error {
 	var endpoints, ports int
-	err := fields(b, endpointsCount, func(num protowire.Number, _ uint64, _ []byte) error {
+	err := fields(b, reservedLists, func(num protowire.Number, _ uint64, _ []byte) error {
 		switch num {
 		case 2:
 			endpoints++
