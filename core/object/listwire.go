@@ -1,7 +1,6 @@
 package object
 
 import (
-	"fmt"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,12 +12,12 @@ import (
 
 // List is one answer to a list request for Services or EndpointSlices
 // (a page of it, when the client asked for pages) whose items are the
-// core's copies, decoded straight from the wire (DecodeServiceList,
-// DecodeEndpointSliceList): a list decoded into the API types first held
-// every API object of the page at once beside its copies (docs/scale.md,
-// "lists"). Its methods make it what client-go's reflector and pager
-// read of a list: a runtime.Object whose Items meta.ExtractList reads,
-// with a metav1.ListInterface.
+// core's copies, decoded straight from the wire (ReadList): a list
+// decoded into the API types first held every API object of the page at
+// once beside its copies (docs/scale.md, "Lists decoded straight into
+// the copies"). Its methods make it what
+// client-go's reflector and pager read of a list: a runtime.Object whose
+// Items meta.ExtractList reads, with a metav1.ListInterface.
 type List struct {
 	ResourceVersion    string
 	Continue           string
@@ -32,57 +31,14 @@ var (
 	_ metav1.ListInterface = (*List)(nil)
 )
 
-// DecodeServiceList makes a List of Service copies from a v1 ServiceList's
-// protobuf encoding (the message inside runtime.Unknown), each item as
-// DecodeService makes it.
-func (c *Converter) DecodeServiceList(b []byte) (*List, error) {
-	return decodeList(b, "ServiceList", func(item []byte) (runtime.Object, error) { return c.DecodeService(item) })
-}
-
-// DecodeEndpointSliceList makes a List of EndpointSlice copies from a
-// discovery.k8s.io/v1 EndpointSliceList's protobuf encoding, each item as
-// DecodeEndpointSlice makes it.
-func (c *Converter) DecodeEndpointSliceList(b []byte) (*List, error) {
-	return decodeList(b, "EndpointSliceList", func(item []byte) (runtime.Object, error) { return c.DecodeEndpointSlice(item) })
-}
-
-// What a list decoder reads: a list's metadata (1) and items (2), and of
+// What ReadList reads of a list: its metadata (1) and items (2), and of
 // the metadata its resource version (2), continue token (3) and remaining
 // item count (4, a varint); selfLink (1) is not kept, as the copies keep
 // none.
 var (
 	listMessage     = reads(nums(1, 2), nil)
-	listItemsCount  = reads(nums(2), nil)
 	listMetaMessage = reads(nums(2, 3), nums(4))
 )
-
-// decodeList reads a list message, decoding each item with item. One item
-// the decoder refuses fails the list, as client-go's own decoding fails it.
-func decodeList(b []byte, kind string, item func([]byte) (runtime.Object, error)) (*List, error) {
-	items := 0
-	if err := fields(b, listItemsCount, func(protowire.Number, uint64, []byte) error { items++; return nil }); err != nil {
-		return nil, fmt.Errorf("%s: %w", kind, err)
-	}
-	l := &List{}
-	if items > 0 {
-		l.Items = make([]runtime.Object, 0, items)
-	}
-	err := fields(b, listMessage, func(num protowire.Number, _ uint64, v []byte) error {
-		if num == 1 {
-			return fields(v, listMetaMessage, l.meta)
-		}
-		obj, err := item(v)
-		if err != nil {
-			return fmt.Errorf("item %d: %w", len(l.Items), err)
-		}
-		l.Items = append(l.Items, obj)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", kind, err)
-	}
-	return l, nil
-}
 
 func (l *List) meta(num protowire.Number, x uint64, v []byte) error {
 	switch num {

@@ -1,9 +1,14 @@
 package object_test
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -36,9 +41,26 @@ func wantList(m metav1.ListMeta, items []runtime.Object) *List {
 	return &List{ResourceVersion: m.ResourceVersion, Continue: m.Continue, RemainingItemCount: m.RemainingItemCount, Items: items}
 }
 
-// A list decoded from the wire is its metadata and, in order, each item
-// as the item's own decoder (itself compared with the converter) makes it.
-func TestDecodeListsMatchConvert(t *testing.T) {
+// answer is list as the API server sends it in protobuf: the magic, then
+// runtime.Unknown holding the list, with a field after it this release
+// does not know.
+func answer(t *testing.T, apiVersion, kind string, list interface{ Marshal() ([]byte, error) }) []byte {
+	raw, err := list.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = protowire.AppendString(protowire.AppendTag(raw, 99, protowire.BytesType), "later")
+	u, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}, Raw: raw}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(slices.Clone(ProtobufMagic), u...)
+}
+
+// A list read from the wire is its metadata and, in order, each item as
+// the item's own decoder (itself compared with the converter) makes it,
+// read whole or a byte at a time.
+func TestReadListMatchesConvert(t *testing.T) {
 	r := rand.New(rand.NewSource(4))
 	var conv Converter
 	for i := range 200 {
@@ -53,42 +75,59 @@ func TestDecodeListsMatchConvert(t *testing.T) {
 			s := randomSlice(r)
 			slices.Items, wantSlices = append(slices.Items, *s), append(wantSlices, conv.EndpointSlice(s))
 		}
-		b, err := services.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := conv.DecodeServiceList(b)
-		if err != nil {
-			t.Fatalf("list %d: %v", i, err)
-		}
-		if diff := cmp.Diff(wantList(services.ListMeta, wantServices), got); diff != "" {
-			t.Fatalf("Service list %d: (-converted +wire):\n%s", i, diff)
-		}
-		if b, err = slices.Marshal(); err != nil {
-			t.Fatal(err)
-		}
-		gotSlices, err := conv.DecodeEndpointSliceList(b)
-		if err != nil {
-			t.Fatalf("slice list %d: %v", i, err)
-		}
-		if diff := cmp.Diff(wantList(slices.ListMeta, wantSlices), gotSlices); diff != "" {
-			t.Fatalf("EndpointSlice list %d: (-converted +wire):\n%s", i, diff)
+		for _, c := range []struct {
+			answer []byte
+			want   *List
+		}{
+			{answer(t, "v1", "ServiceList", services), wantList(services.ListMeta, wantServices)},
+			{answer(t, "discovery.k8s.io/v1", "EndpointSliceList", slices), wantList(slices.ListMeta, wantSlices)},
+		} {
+			var in io.Reader = bytes.NewReader(c.answer)
+			if i%2 == 0 {
+				in = iotest.OneByteReader(in)
+			}
+			got, err := conv.ReadList(in)
+			if err != nil {
+				t.Fatalf("list %d: %v", i, err)
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Fatalf("list %d: (-converted +read):\n%s", i, diff)
+			}
 		}
 	}
 }
 
-func TestDecodeListRefusesBadInput(t *testing.T) {
-	good, _ := (&v1.ServiceList{Items: []v1.Service{{ObjectMeta: metav1.ObjectMeta{Name: "web"}}}}).Marshal()
+func TestReadListRefusesBadInput(t *testing.T) {
+	one := &v1.ServiceList{Items: []v1.Service{{ObjectMeta: metav1.ObjectMeta{Name: "web"}}}}
+	good := answer(t, "v1", "ServiceList", one)
 	badItem := protowire.AppendTag(nil, 2, protowire.BytesType) // an item whose spec is a varint
 	badItem = protowire.AppendBytes(badItem, protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), 1))
-	itemAsVarint := protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), 1)
-	for name, b := range map[string][]byte{"truncated": good[:len(good)-2], "bad item": badItem, "item as a varint": itemAsVarint} {
-		var api v1.ServiceList
-		if api.Unmarshal(b) == nil {
-			t.Errorf("%s: the API type decodes it; the case tests nothing", name)
+	envelope := func(u runtime.Unknown) []byte {
+		b, _ := u.Marshal()
+		return append(slices.Clone(ProtobufMagic), b...)
+	}
+	listOf := runtime.TypeMeta{APIVersion: "v1", Kind: "ServiceList"}
+	raw, _ := one.Marshal()
+	huge := append(slices.Clone(ProtobufMagic), protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.BytesType), 1<<40)...)
+	cases := map[string][]byte{
+		"JSON":             []byte(`{"kind":"ServiceList"}`),
+		"another kind":     answer(t, "v1", "PodList", &v1.PodList{}),
+		"a bad item":       envelope(runtime.Unknown{TypeMeta: listOf, Raw: badItem}),
+		"content encoding": envelope(runtime.Unknown{TypeMeta: listOf, Raw: raw, ContentEncoding: "gzip"}),
+		"no list":          ProtobufMagic,
+		"a huge field":     huge,
+	}
+	for n := len(ProtobufMagic) + 1; n < len(good); n++ {
+		// Cut between the envelope's last fields (contentEncoding and
+		// contentType, two empty ones after the list), the answer is a
+		// whole message without them: protobuf marks no end.
+		if n != len(good)-4 && n != len(good)-2 {
+			cases[fmt.Sprintf("cut at %d of %d", n, len(good))] = good[:n]
 		}
-		if _, err := new(Converter).DecodeServiceList(b); err == nil || !strings.HasPrefix(err.Error(), "ServiceList: ") {
-			t.Errorf("%s: error %v, want a ServiceList error", name, err)
+	}
+	for name, b := range cases {
+		if l, err := new(Converter).ReadList(bytes.NewReader(b)); err == nil || !strings.HasPrefix(err.Error(), "list: ") {
+			t.Errorf("%s: %v, error %v; want a list error", name, l, err)
 		}
 	}
 }

@@ -1,8 +1,11 @@
 package kube
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/object"
@@ -80,25 +83,39 @@ func copyInformers(f informers.SharedInformerFactory, cfg *rest.Config, conv *ob
 	}
 	svcs, eps := core.Services(metav1.NamespaceAll), disc.EndpointSlices(metav1.NamespaceAll)
 	services = f.InformerFor(&object.Service{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
-		return copyInformer(&object.Service{}, core, tweak, indexers, listCopies(core.RESTClient(), "services"), svcs.Watch)
+		return copyInformer(&object.Service{}, core, tweak, indexers, listCopies(core.RESTClient(), conv, "services"), svcs.Watch)
 	})
 	slices = f.InformerFor(&object.EndpointSlice{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
-		return copyInformer(&object.EndpointSlice{}, disc, tweak, indexers, listCopies(disc.RESTClient(), "endpointslices"), eps.Watch)
+		return copyInformer(&object.EndpointSlice{}, disc, tweak, indexers, listCopies(disc.RESTClient(), conv, "endpointslices"), eps.Watch)
 	})
 	return services, slices, nil
 }
 
 // listCopies lists resource across namespaces as the typed clients' List
-// does, but decodes the answer into whatever it holds (Result.Get)
-// instead of into the API's list type: with protobuf that is an
-// object.List of copies (copySerializer); with JSON, the API's list,
-// which the informers' transform converts.
-func listCopies(c rest.Interface, resource string) func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+// does, but reads a protobuf answer as it arrives into an object.List of
+// copies (object.Converter.ReadList) instead of reading it whole and
+// decoding it into the API's list type; a JSON answer decodes into the
+// API's list, which the informers' transform converts.
+func listCopies(c rest.Interface, conv *object.Converter, resource string) func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 	return func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		req := c.Get().Resource(resource).VersionedParams(&o, scheme.ParameterCodec)
 		if o.TimeoutSeconds != nil {
 			req = req.Timeout(time.Duration(*o.TimeoutSeconds) * time.Second)
 		}
-		return req.Do(ctx).Get()
+		body, err := req.Stream(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer body.Close()
+		in := bufio.NewReaderSize(body, 64<<10)
+		if magic, _ := in.Peek(len(object.ProtobufMagic)); bytes.Equal(magic, object.ProtobufMagic) {
+			return conv.ReadList(in)
+		}
+		data, err := io.ReadAll(in)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", resource, err)
+		}
+		list, _, err := scheme.Codecs.UniversalDeserializer().Decode(data, nil, nil)
+		return list, err
 	}
 }

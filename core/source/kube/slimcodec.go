@@ -14,19 +14,15 @@ import (
 // slimCodec is the client's serializers with two changes for protobuf,
 // the content type switchyard asks for: a Service or an EndpointSlice is
 // decoded straight into the core's copy (object.Converter's DecodeService
-// and DecodeEndpointSlice; their lists into an object.List of copies)
-// instead of into the API types, and a watch event's envelopes are read
-// in place instead of copied twice (what both cost before:
-// docs/scale.md). Every other kind and content type decodes as client-go
-// decodes it.
+// and DecodeEndpointSlice) instead of into the API type, and a watch
+// event's envelopes are read in place instead of copied twice (what both
+// cost before: docs/scale.md). Every other kind, list and content type
+// decodes as client-go decodes it; the slim clients' lists are read by
+// listCopies.
 type slimCodec struct {
 	runtime.NegotiatedSerializer
 	conv *object.Converter
 }
-
-// protobufMagic starts every protobuf-encoded object the API server sends
-// (runtime.Unknown after it); k8s.io/apimachinery's protobuf serializer.
-var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
 
 const protobufMediaType = runtime.ContentTypeProtobuf
 
@@ -49,35 +45,26 @@ func (c slimCodec) SupportedMediaTypes() []runtime.SerializerInfo {
 }
 
 // copySerializer decodes a v1 Service and a discovery.k8s.io/v1
-// EndpointSlice, and lists of either, into the core's copies and hands
-// everything else to client-go's serializer. It decodes only when asked
-// for whatever the data holds (into nil): a typed client's List decodes
-// into the API's list type, and keeps client-go's decoding.
+// EndpointSlice into the core's copies and hands everything else to
+// client-go's serializer.
 type copySerializer struct {
 	runtime.Serializer
 	conv *object.Converter
 }
 
-// copyKinds are the kinds copySerializer decodes into copies: a Service
-// and an EndpointSlice, and their lists (an object.List of copies).
+// copyKinds are the kinds copySerializer decodes into copies.
 var copyKinds = map[schema.GroupVersionKind]func(*object.Converter, []byte) (runtime.Object, error){
 	{Version: "v1", Kind: "Service"}: func(c *object.Converter, b []byte) (runtime.Object, error) { return c.DecodeService(b) },
-	{Version: "v1", Kind: "ServiceList"}: func(c *object.Converter, b []byte) (runtime.Object, error) {
-		return c.DecodeServiceList(b)
-	},
 	sliceGV.WithKind("EndpointSlice"): func(c *object.Converter, b []byte) (runtime.Object, error) {
 		return c.DecodeEndpointSlice(b)
-	},
-	sliceGV.WithKind("EndpointSliceList"): func(c *object.Converter, b []byte) (runtime.Object, error) {
-		return c.DecodeEndpointSliceList(b)
 	},
 }
 
 func (s copySerializer) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
-	if into != nil || !bytes.HasPrefix(data, protobufMagic) {
+	if into != nil || !bytes.HasPrefix(data, object.ProtobufMagic) {
 		return s.Serializer.Decode(data, defaults, into)
 	}
-	env, err := readUnknown(data[len(protobufMagic):])
+	env, err := readUnknown(data[len(object.ProtobufMagic):])
 	if err != nil || env.encoding != "" {
 		return s.Serializer.Decode(data, defaults, into)
 	}

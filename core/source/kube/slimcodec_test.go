@@ -18,6 +18,7 @@ import (
 	"github.com/switchyard-proxy/switchyard/core/tracker"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,8 +45,11 @@ type apiServer struct {
 	// of at most pageSize items, as an API server serving lists from etcd
 	// may answer with fewer items than the limit.
 	pageSize int
-	mu       sync.Mutex
-	requests []string
+	// jsonLists answers lists in JSON, as an API server answers a client
+	// that does not ask for protobuf.
+	jsonLists bool
+	mu        sync.Mutex
+	requests  []string
 }
 
 func encode(t *testing.T, obj runtime.Object, gv schema.GroupVersion) []byte {
@@ -83,6 +87,7 @@ func (s *apiServer) handler(t *testing.T) http.Handler {
 		q := r.URL.Query()
 		s.mu.Lock()
 		s.requests = append(s.requests, r.URL.Path+"?"+r.URL.RawQuery)
+		jsonLists := s.jsonLists
 		s.mu.Unlock()
 		list, items, bookmark, gv := s.resource(r.URL.Path)
 		if list == nil {
@@ -92,6 +97,11 @@ func (s *apiServer) handler(t *testing.T) http.Handler {
 		if q.Get("watch") != "true" {
 			if s.pageSize > 0 && q.Get("limit") != "" {
 				list = page(t, list, q.Get("continue"), s.pageSize)
+			}
+			if jsonLists {
+				w.Header().Set("Content-Type", runtime.ContentTypeJSON)
+				_ = scheme.Codecs.LegacyCodec(gv).Encode(list, w)
+				return
 			}
 			w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
 			_, _ = w.Write(encode(t, list, gv))
@@ -239,44 +249,56 @@ func TestWatchThroughTheSlimCodec(t *testing.T) {
 }
 
 // A list through the slim clients is an object.List of copies, equal to
-// what the converter makes of the API objects, with the page's metadata.
+// what the converter makes of the API objects, with the page's metadata;
+// a list in JSON is the API's.
 func TestListThroughTheSlimCodec(t *testing.T) {
 	srv := &apiServer{services: testServices(), slices: testSlices(), pageSize: 1}
 	ts := httptest.NewServer(srv.handler(t))
 	defer ts.Close()
-	core, disc, err := slimClients(protobufConfig(ts.URL), new(object.Converter))
+	conv := new(object.Converter)
+	core, disc, err := slimClients(protobufConfig(ts.URL), conv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var conv object.Converter
 	var slices, services []runtime.Object
 	for _, s := range testSlices() {
 		slices = append(slices, conv.EndpointSlice(s))
 	}
+	jsonServices := &v1.ServiceList{TypeMeta: metav1.TypeMeta{Kind: "ServiceList", APIVersion: "v1"}, ListMeta: metav1.ListMeta{ResourceVersion: "10"}}
 	for _, s := range testServices() {
 		services = append(services, conv.Service(s))
+		jsonServices.Items = append(jsonServices.Items, *s)
 	}
 	for _, c := range []struct {
 		list func(context.Context, metav1.ListOptions) (runtime.Object, error)
 		opts metav1.ListOptions
-		want *object.List
+		json bool
+		want runtime.Object
 	}{
-		{listCopies(core.RESTClient(), "services"), metav1.ListOptions{}, &object.List{ResourceVersion: "10", Items: services}},
-		{listCopies(disc.RESTClient(), "endpointslices"), metav1.ListOptions{}, &object.List{ResourceVersion: "10", Items: slices}},
-		{listCopies(disc.RESTClient(), "endpointslices"), metav1.ListOptions{Limit: 1, Continue: "1"},
+		{listCopies(core.RESTClient(), conv, "services"), metav1.ListOptions{}, false, &object.List{ResourceVersion: "10", Items: services}},
+		{listCopies(disc.RESTClient(), conv, "endpointslices"), metav1.ListOptions{}, false, &object.List{ResourceVersion: "10", Items: slices}},
+		{listCopies(disc.RESTClient(), conv, "endpointslices"), metav1.ListOptions{Limit: 1, Continue: "1"}, false,
 			&object.List{ResourceVersion: "10", Items: slices[1:]}},
-		{listCopies(core.RESTClient(), "services"), metav1.ListOptions{Limit: 1},
+		{listCopies(core.RESTClient(), conv, "services"), metav1.ListOptions{Limit: 1}, false,
 			&object.List{ResourceVersion: "10", Continue: "1", Items: services[:1]}},
+		{listCopies(core.RESTClient(), conv, "services"), metav1.ListOptions{}, true, jsonServices},
 	} {
+		srv.mu.Lock()
+		srv.jsonLists = c.json
+		srv.mu.Unlock()
 		got, err := c.list(ctx, c.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(runtime.Object(c.want), got); diff != "" {
-			t.Errorf("list %+v (-converted +listed):\n%s", c.opts, diff)
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("list %+v, JSON %v (-converted +listed):\n%s", c.opts, c.json, diff)
 		}
+	}
+	ts.Config.Handler = http.NotFoundHandler()
+	if _, err := listCopies(core.RESTClient(), conv, "services")(ctx, metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an answer of 404: error %v, want the API's not-found", err)
 	}
 }
 
