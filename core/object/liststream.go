@@ -86,13 +86,10 @@ func (s *wireStream) ReadByte() (byte, error) {
 	return b, err
 }
 
-// tag reads a field's tag; io.EOF only before its first byte.
+// tag reads a field's tag; io.EOF only before its first byte
+// (binary.ReadUvarint's contract).
 func (s *wireStream) tag() (protowire.Number, protowire.Type, error) {
-	start := s.off
 	v, err := binary.ReadUvarint(s)
-	if err == io.EOF && s.off > start {
-		err = io.ErrUnexpectedEOF
-	}
 	if err != nil {
 		return 0, 0, err
 	}

@@ -42,14 +42,16 @@ func wantList(m metav1.ListMeta, items []runtime.Object) *List {
 }
 
 // answer is list as the API server sends it in protobuf: the magic, then
-// runtime.Unknown holding the list, with a field after it this release
-// does not know.
+// runtime.Unknown holding the list, with fields after its items this
+// release does not know.
 func answer(t *testing.T, apiVersion, kind string, list interface{ Marshal() ([]byte, error) }) []byte {
 	raw, err := list.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw = protowire.AppendString(protowire.AppendTag(raw, 99, protowire.BytesType), "later")
+	raw = protowire.AppendFixed64(protowire.AppendTag(raw, 100, protowire.Fixed64Type), 7)
+	raw = protowire.AppendVarint(protowire.AppendTag(raw, 101, protowire.VarintType), 300)
 	u, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}, Raw: raw}).Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +111,12 @@ func TestReadListRefusesBadInput(t *testing.T) {
 	listOf := runtime.TypeMeta{APIVersion: "v1", Kind: "ServiceList"}
 	raw, _ := one.Marshal()
 	huge := append(slices.Clone(ProtobufMagic), protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.BytesType), 1<<40)...)
+	tm, _ := (&listOf).Marshal()
+	short := protowire.AppendBytes(protowire.AppendTag(slices.Clone(ProtobufMagic), 1, protowire.BytesType), tm)
+	short = protowire.AppendVarint(protowire.AppendTag(short, 2, protowire.BytesType), uint64(len(raw)-1)) // its last item overruns it
+	short = append(short, raw...)
 	cases := map[string][]byte{
+		"a list shorter than its items": short,
 		"JSON":             []byte(`{"kind":"ServiceList"}`),
 		"another kind":     answer(t, "v1", "PodList", &v1.PodList{}),
 		"a bad item":       envelope(runtime.Unknown{TypeMeta: listOf, Raw: badItem}),
