@@ -117,12 +117,12 @@ func TestReadListRefusesBadInput(t *testing.T) {
 	short = append(short, raw...)
 	cases := map[string][]byte{
 		"a list shorter than its items": short,
-		"JSON":             []byte(`{"kind":"ServiceList"}`),
-		"another kind":     answer(t, "v1", "PodList", &v1.PodList{}),
-		"a bad item":       envelope(runtime.Unknown{TypeMeta: listOf, Raw: badItem}),
-		"content encoding": envelope(runtime.Unknown{TypeMeta: listOf, Raw: raw, ContentEncoding: "gzip"}),
-		"no list":          ProtobufMagic,
-		"a huge field":     huge,
+		"JSON":                          []byte(`{"kind":"ServiceList"}`),
+		"another kind":                  answer(t, "v1", "PodList", &v1.PodList{}),
+		"a bad item":                    envelope(runtime.Unknown{TypeMeta: listOf, Raw: badItem}),
+		"content encoding":              envelope(runtime.Unknown{TypeMeta: listOf, Raw: raw, ContentEncoding: "gzip"}),
+		"no list":                       ProtobufMagic,
+		"a huge field":                  huge,
 	}
 	for n := len(ProtobufMagic) + 1; n < len(good); n++ {
 		// Cut between the envelope's last fields (contentEncoding and
