@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,8 +18,25 @@ import (
 // dataplane as it was (traffic goes on), stays healthy while it has
 // nothing pending (upstream's /healthz rule: it cannot know of changes it
 // cannot see), survives the API server itself stopping and starting, and
-// applies what changed while it was cut off once it can reach it again.
+// applies what changed while it was cut off once it can reach it again;
+// both with the initial state streamed (WatchList, client-go's default)
+// and listed (client-go's gate off, as against an API server before 1.34):
+// after the API server's restart switchyard reads its state again.
 func TestAPIServerOutage(t *testing.T) {
+	for _, mode := range []struct {
+		name      string
+		watchList bool
+	}{{"WatchList", true}, {"lists", false}} {
+		t.Run(mode.name, func(t *testing.T) {
+			if !mode.watchList {
+				t.Setenv("KUBE_FEATURE_WatchListClient", "false") // switchyard's client-go reads it
+			}
+			apiServerOutage(t, mode.watchList)
+		})
+	}
+}
+
+func apiServerOutage(t *testing.T, watchList bool) {
 	c := startCluster(t)
 	ctx := context.Background()
 	c.addNodes(t)
@@ -83,4 +102,36 @@ func TestAPIServerOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("a change after the reconnect reached traffic in %v", time.Since(t0).Round(time.Millisecond))
+	// Since its restart the API server answered switchyard's reads of
+	// EndpointSlices (nothing else here reads them whole) with lists
+	// only when client-go's WatchList was off.
+	if lists := apiServerRequests(t, c, "LIST", "endpointslices"); (lists > 0) == watchList {
+		t.Errorf("WatchList %v: the restarted API server answered %v EndpointSlice lists", watchList, lists)
+	}
+}
+
+// apiServerRequests is how many requests of verb for resource
+// kube-apiserver has answered since it started, whatever their answer
+// (apiserver_request_total on its /metrics).
+func apiServerRequests(t testing.TB, c *cluster, verb, resource string) float64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	body, err := c.Admin.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("kube-apiserver's metrics: %v", err)
+	}
+	var n float64
+	for _, line := range strings.Split(string(body), "\n") {
+		rest, isRequests := strings.CutPrefix(line, "apiserver_request_total{")
+		labels, value, ok := strings.Cut(rest, "} ")
+		if isRequests && ok && strings.Contains(labels, `verb="`+verb+`"`) && strings.Contains(labels, `resource="`+resource+`"`) {
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				t.Fatalf("apiserver_request_total: %q", line)
+			}
+			n += v
+		}
+	}
+	return n
 }
