@@ -52,13 +52,10 @@ type copySerializer struct {
 	conv *object.Converter
 }
 
-// copyKinds are the kinds copySerializer decodes into copies.
-var copyKinds = map[schema.GroupVersionKind]func(*object.Converter, []byte) (runtime.Object, error){
-	{Version: "v1", Kind: "Service"}: func(c *object.Converter, b []byte) (runtime.Object, error) { return c.DecodeService(b) },
-	sliceGV.WithKind("EndpointSlice"): func(c *object.Converter, b []byte) (runtime.Object, error) {
-		return c.DecodeEndpointSlice(b)
-	},
-}
+var (
+	serviceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+	sliceGVK   = sliceGV.WithKind("EndpointSlice")
+)
 
 func (s copySerializer) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	if into != nil || !bytes.HasPrefix(data, object.ProtobufMagic) {
@@ -68,12 +65,18 @@ func (s copySerializer) Decode(data []byte, defaults *schema.GroupVersionKind, i
 	if err != nil || env.encoding != "" {
 		return s.Serializer.Decode(data, defaults, into)
 	}
-	gvk := schema.FromAPIVersionAndKind(env.apiVersion, env.kind)
-	decode, ok := copyKinds[gvk]
-	if !ok {
+	var obj runtime.Object
+	var gvk schema.GroupVersionKind
+	switch {
+	case env.kind == serviceGVK.Kind && env.apiVersion == serviceGVK.GroupVersion().String():
+		obj, err = s.conv.DecodeService(env.raw)
+		gvk = serviceGVK
+	case env.kind == sliceGVK.Kind && env.apiVersion == sliceGV.String():
+		obj, err = s.conv.DecodeEndpointSlice(env.raw)
+		gvk = sliceGVK
+	default:
 		return s.Serializer.Decode(data, defaults, into)
 	}
-	obj, err := decode(s.conv, env.raw)
 	if err != nil {
 		return nil, nil, err
 	}
