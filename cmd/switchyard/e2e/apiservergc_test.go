@@ -17,15 +17,22 @@ import (
 // cores switchyard reads with on this machine (the figure: docs/scale.md).
 func apiServerCollections(t testing.TB, c *cluster) float64 {
 	t.Helper()
+	body := apiServerMetrics(t, c)
+	const name = "go_gc_duration_seconds_count"
+	if !strings.Contains(body, "\n"+name+" ") {
+		t.Fatalf("kube-apiserver's metrics have no %s", name)
+	}
+	return metric(body, name)
+}
+
+// apiServerMetrics is kube-apiserver's /metrics, read within 30 s.
+func apiServerMetrics(t testing.TB, c *cluster) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	body, err := c.Admin.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		t.Fatalf("kube-apiserver's metrics: %v", err)
 	}
-	const name = "go_gc_duration_seconds_count"
-	if !strings.Contains(string(body), "\n"+name+" ") {
-		t.Fatalf("kube-apiserver's metrics have no %s", name)
-	}
-	return metric(string(body), name)
+	return string(body)
 }

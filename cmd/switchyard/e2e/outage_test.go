@@ -115,14 +115,8 @@ func apiServerOutage(t *testing.T, watchList bool) {
 // (apiserver_request_total on its /metrics).
 func apiServerRequests(t testing.TB, c *cluster, verb, resource string) float64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	body, err := c.Admin.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("kube-apiserver's metrics: %v", err)
-	}
 	var n float64
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(apiServerMetrics(t, c), "\n") {
 		rest, isRequests := strings.CutPrefix(line, "apiserver_request_total{")
 		labels, value, ok := strings.Cut(rest, "} ")
 		if isRequests && ok && strings.Contains(labels, `verb="`+verb+`"`) && strings.Contains(labels, `resource="`+resource+`"`) {
