@@ -24,7 +24,7 @@ import (
 
 // randomListMeta fills each field of a list's metadata or not.
 func randomListMeta(r *rand.Rand) metav1.ListMeta {
-	m := metav1.ListMeta{SelfLink: "/api/v1/services"}
+	var m metav1.ListMeta
 	if r.Intn(2) == 0 {
 		m.ResourceVersion = "1234"
 	}
