@@ -193,8 +193,11 @@ func (s *wireStream) list(c *Converter, kind string) (*List, error) {
 		return nil, errors.New("a list before its kind")
 	}
 	n, err := binary.ReadUvarint(s)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", kind, io.ErrUnexpectedEOF)
+		return nil, fmt.Errorf("%s: %w", kind, err)
 	}
 	l, end := &List{}, s.off+int64(n)
 	for s.off < end && err == nil {
