@@ -15,9 +15,9 @@ import (
 // core's copies, decoded straight from the wire (ReadList): a list
 // decoded into the API types first held every API object of the page at
 // once beside its copies (docs/scale.md, "Lists decoded straight into
-// the copies"). Its methods make it what
-// client-go's reflector and pager read of a list: a runtime.Object whose
-// Items meta.ExtractList reads, with a metav1.ListInterface.
+// the copies"). Its methods make it what client-go's reflector and pager
+// read of a list: a runtime.Object whose Items meta.ExtractList reads,
+// with a metav1.ListInterface.
 type List struct {
 	ResourceVersion    string
 	Continue           string
