@@ -48,7 +48,7 @@ func (l scaleLimits) targets(r result) []target {
 		{fmt.Sprintf("restart at %s through a real API server: no flow ever missing, none re-added", l.label),
 			fmt.Sprintf("at most %s flows missing at any of %s samples; %s re-added", fmtvOr(r, "restart-flows-missing-max"), fmtvOr(r, "restart-flow-samples"), fmtvOr(r, "restart-flows-readded")),
 			verdictOn(r["restart-flows-missing-max"] == 0 && r["restart-flows-readded"] == 0, []string{"restart-flows-missing-max", "restart-flows-readded"}, r)},
-		{fmt.Sprintf("API write → traffic at %s, p99 < %v ms (min-sync-period 0, 300 changes)", l.label, l.writeP99Ms),
+		{fmt.Sprintf("API write → traffic at %s, p99 < %v ms (min-sync-period 0, 1 000 changes)", l.label, l.writeP99Ms),
 			fmtvOr(r, "write-to-traffic-p99-ms") + " ms", verdictOn(r["write-to-traffic-p99-ms"] < l.writeP99Ms, []string{"write-to-traffic-p99-ms"}, r)},
 	}
 }
