@@ -30,9 +30,9 @@ import (
 //     highest sample is the figure;
 //   - API write → a real connection reaching the new endpoint, over
 //     1 000 changes 300 ms apart with --min-sync-period=0 (scaleProbes)
-//     and 30 with the default 1 s: the
-//     time from the write until the earliest connection that reached it
-//     was started (firstReaching: one started every 2 ms);
+//     and 30 with the default 1 s: the time from the write until the
+//     earliest connection that reached it was started (firstReaching:
+//     one started every 2 ms);
 //   - beside upstream kube-proxy (nftables mode, besideKubeProxy; up to
 //     kubeProxyUpTo Services): both proxies' first sync, RSS, write →
 //     traffic through each one's dataplane and
