@@ -36,6 +36,9 @@ type bulkConn struct {
 	// under way (set, and called, under partsMu).
 	partsMu sync.Mutex
 	parts   func(xid uint32, body []byte)
+	// watch hears the flow monitor's updates, when one is armed
+	// (flowwatch.go; under partsMu).
+	watch func(FlowChange)
 	// reqs is MultipartEach's buffer, kept from one call to the next (a
 	// Conn uses its Link under its bulkMu: one call at a time).
 	reqs []byte
@@ -132,6 +135,11 @@ func (bc *bulkConn) read(r *bufio.Reader) {
 			bc.readErr = err
 			bc.mu.Unlock()
 			bc.wake()
+			bc.partsMu.Lock()
+			if bc.watch != nil {
+				bc.watch(FlowChange{Kind: FlowsUnknown})
+			}
+			bc.partsMu.Unlock()
 			return
 		}
 		switch typ {
@@ -143,7 +151,12 @@ func (bc *bulkConn) read(r *bufio.Reader) {
 			}
 		case openflow15.Type_MultiPartReply:
 			bc.partsMu.Lock()
-			if bc.parts != nil {
+			switch {
+			case xid == 0 && isFlowMonitorReply(body): // an update: no request's
+				if bc.watch != nil {
+					watchUpdates(body, bc.watch)
+				}
+			case bc.parts != nil:
 				bc.parts(xid, body)
 			}
 			bc.partsMu.Unlock()

@@ -203,6 +203,7 @@ func (c *Conn) bulkLink(ctx context.Context) (Link, error) {
 		return nil, fmt.Errorf("%w (%s): %v", ErrNotConnected, c.socket, err)
 	}
 	c.bulk = l
+	c.armWatch(l)
 	return l, nil
 }
 

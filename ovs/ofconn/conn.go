@@ -58,6 +58,9 @@ type Conn struct {
 	dial   func(context.Context) (Link, error)
 	over   bool  // made by Over: Send goes over the link
 	aside  *Conn // Aside's, made when first asked for (under mu)
+
+	watch   func(FlowChange) // WatchFlows's (under bulkMu)
+	watched Link             // the link whose flow monitor is armed (under mu)
 }
 
 // Over returns a connection whose bundles and dumps go over the links
