@@ -29,7 +29,9 @@ import (
 // done it asks the runner for a round; that round adopts what it read,
 // except what commits changed meanwhile (engine.State.EndAudit), and
 // repairs the rest in its bundle. A failed audit makes that round read
-// the bridge back in full, as after a lost bundle.
+// the bridge back in full, as after a lost bundle. An audit reads the
+// bridge only when the flow monitor says it may differ, or an hour after
+// the last that did (flowwatch.go); the others sync the host alone.
 
 // auditSlice is how many entries an audit copies under the driver's lock
 // at a time (copyForAudit); auditTimeout bounds one audit;
@@ -53,10 +55,13 @@ type auditRun struct {
 	running bool
 	result  *auditResult // read, not yet adopted
 	slice   int          // auditSlice unless set (tests)
-	// ended and took are the last audit's end and length (auditIdle).
-	ended time.Time
-	took  time.Duration
-	wg    sync.WaitGroup
+	// ended and took are the last audit's end and length (auditIdle);
+	// bridgeRead is when the last adopted audit that read the bridge
+	// began (flowwatch.go).
+	ended      time.Time
+	took       time.Duration
+	bridgeRead time.Time
+	wg         sync.WaitGroup
 	// hook, when set (tests), runs in the audit as it begins ("begin"),
 	// between two slices of its copy ("copying", without the lock), once
 	// it has copied ("copied"), between its flow lookups and its count
@@ -68,6 +73,7 @@ type auditRun struct {
 // auditResult is where what an audit read differs from the installed
 // view as it began, and how its host sync went.
 type auditResult struct {
+	bridge  bool // it read the bridge (flowwatch.go), not only synced the host
 	drift   engine.AuditDrift
 	err     error
 	hostGen uint64 // the host calls made before its host sync's copy
@@ -122,7 +128,10 @@ func (d *Driver) startAuditLocked() {
 			"ended", time.Since(d.audit.ended), "took", d.audit.took)
 		return
 	}
-	view := d.model.State().BeginAudit()
+	var view *engine.AuditView // nil: the host only
+	if d.bridgeAuditDueLocked() {
+		view = d.model.State().BeginAudit()
+	}
 	h := hostCopy{cfg: d.hostCfg, gen: d.hostGen, sizes: d.model.Host().Sizes()}
 	d.audit.running = true
 	d.audit.wg.Add(1)
@@ -140,13 +149,16 @@ func (d *Driver) startAuditLocked() {
 }
 
 // copyForAudit fills the audit's view of the installed flows and groups
-// and its copy of the model's host side under the driver's lock, a slice
+// (when it reads the bridge: view not nil) and its copy of the model's
+// host side under the driver's lock, a slice
 // of auditSlice entries at a time: a change waits for one slice, not for
 // the whole copy (docs/scale.md has both). Room for the copies is made
 // first, without the lock. It reports false when the audit was dropped
 // meanwhile (a full read-back).
 func (d *Driver) copyForAudit(view *engine.AuditView, h *hostCopy) bool {
-	view.Reserve()
+	if view != nil {
+		view.Reserve()
+	}
 	h.side = engine.ReservedSide(h.sizes)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -159,7 +171,7 @@ func (d *Driver) copyForAudit(view *engine.AuditView, h *hostCopy) bool {
 	if p.Every == 0 {
 		p.Every = auditSlice
 	}
-	if !view.Fill(p) {
+	if view != nil && !view.Fill(p) {
 		return false
 	}
 	h.side = d.model.Host().Side(d.model.RoutesFrontend, p, h.side)
@@ -167,7 +179,8 @@ func (d *Driver) copyForAudit(view *engine.AuditView, h *hostCopy) bool {
 }
 
 // runAudit copies what it compares against, reads the bridge and
-// compares, then syncs the host, without the driver's lock.
+// compares (view not nil), then syncs the host, without the driver's
+// lock.
 func (d *Driver) runAudit(view *engine.AuditView, h hostCopy) *auditResult {
 	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
 	defer cancel()
@@ -180,29 +193,24 @@ func (d *Driver) runAudit(view *engine.AuditView, h hostCopy) *auditResult {
 	}()
 	d.auditStage("begin")
 	start := time.Now()
-	r := &auditResult{hostGen: h.gen, began: start}
+	r := &auditResult{bridge: view != nil, hostGen: h.gen, began: start}
 	if !d.copyForAudit(view, &h) {
 		r.took = time.Since(start)
 		return r // dropped: nothing to adopt (EndAudit), the host left to the full sync that dropped it
 	}
 	d.auditStage("copied")
-	view.Prepare() // sorted here, not under the lock
 	h.side.Sort()
 	mark := start
 	lap := func(part *time.Duration) {
 		now := time.Now()
 		*part, mark = now.Sub(mark), now
 	}
-	lap(&r.parts.copy)
-	flows, err := d.auditFlows(ctx, view)
-	lap(&r.parts.flows)
-	var groups []ofconn.GroupInfo
-	if err == nil {
-		groups, err = groupsAside(ctx, d.aside, view.IDs)
-	}
-	lap(&r.parts.groups)
-	if r.err = err; err == nil {
-		r.drift = view.Compare(flows, groups)
+	if view != nil {
+		view.Prepare() // sorted here, not under the lock
+		lap(&r.parts.copy)
+		d.readBridge(ctx, view, r, lap)
+	} else {
+		lap(&r.parts.copy)
 	}
 	// After the bridge, not alongside: the audit paces itself, so that a
 	// change in between finds the CPUs (two here) free. Not when a commit
@@ -217,6 +225,21 @@ func (d *Driver) runAudit(view *engine.AuditView, h hostCopy) *auditResult {
 	lap(&r.parts.host)
 	r.took = time.Since(start)
 	return r
+}
+
+// readBridge reads the bridge's flows and groups aside and compares them
+// with the view, into r.
+func (d *Driver) readBridge(ctx context.Context, view *engine.AuditView, r *auditResult, lap func(*time.Duration)) {
+	flows, err := d.auditFlows(ctx, view)
+	lap(&r.parts.flows)
+	var groups []ofconn.GroupInfo
+	if err == nil {
+		groups, err = groupsAside(ctx, d.aside, view.IDs)
+	}
+	lap(&r.parts.groups)
+	if r.err = err; err == nil {
+		r.drift = view.Compare(flows, groups)
+	}
 }
 
 // auditFlows reads the bridge's pipeline flows: those of the view's
@@ -294,8 +317,9 @@ func (d *Driver) adoptAuditLocked() {
 	if r.err != nil {
 		klog.ErrorS(r.err, "The periodic audit could not read the bridge; reading it back in full", "bridge", d.opts.Bridge)
 		d.flows.unsure = true
-	} else {
+	} else if r.bridge {
 		d.flows.adoptAudit(r.drift)
+		d.audit.bridgeRead = r.began
 	}
 	if r.hostErr != nil || r.hostGen != d.hostGen {
 		if r.hostErr != nil {
@@ -307,7 +331,7 @@ func (d *Driver) adoptAuditLocked() {
 	// change's latency meanwhile needs to be read beside (the scale
 	// benchmark does).
 	klog.V(2).InfoS("Periodic audit adopted", "began", r.began.UTC().Format(time.RFC3339Nano), "took", r.took, "drift", r.drift.Len(),
-		"copy", r.parts.copy, "flows", r.parts.flows, "groups", r.parts.groups, "host", r.parts.host)
+		"copy", r.parts.copy, "flows", r.parts.flows, "groups", r.parts.groups, "host", r.parts.host, "bridge", r.bridge)
 }
 
 // auditStage runs the tests' hook, if any.

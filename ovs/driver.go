@@ -62,6 +62,7 @@ type Driver struct {
 	hostGen uint64       // host calls made under mu; an audit's host sync taken across one is redone
 	aside   *ofconn.Conn // the audit's connection (Conn.Aside)
 	audit   auditRun     // the periodic audit (audit.go)
+	watch   *flowWatch   // what the flow monitor reported (flowwatch.go)
 
 	trace   tracer       // explain's ofproto/trace (TraceLive), outside mu
 	rejects rejectCounts // reject packet-ins by cookie (Counters), outside mu
@@ -183,6 +184,9 @@ func (d *Driver) connect(ctx context.Context) error {
 	d.flows = newBridgeFlows(d.conn, d.model.State(), follow)
 	d.aside = d.conn.Aside()
 	d.flows.metrics.register(d.env.Metrics, d.conn)
+	d.watch = newFlowWatch()
+	d.watch.register(d.env.Metrics)
+	d.conn.WatchFlows(d.watch.changed)
 	if err := d.conn.WaitReady(ctx); err != nil {
 		return fmt.Errorf("%w (does the bridge %s exist, and is ovs-vswitchd running?)", err, d.opts.Bridge)
 	}
