@@ -30,11 +30,18 @@ var auditPartTimes = regexp.MustCompile(`copy="([^"]+)" flows="([^"]+)" groups="
 // auditPartNames name the parts auditPartTimes matches, in order.
 var auditPartNames = []string{"copy", "flows", "groups", "host"}
 
-// audit is one of switchyard's audits: when it ran, and when each of its
-// parts did (none when its line does not say).
+// auditHostOnly is the end of the line of an audit that synced the host
+// only: the flow monitor reported nothing of the driver's flows
+// (ovs/flowwatch.go). A line without the field read the bridge.
+var auditHostOnly = regexp.MustCompile(` bridge=false\b`)
+
+// audit is one of switchyard's audits: when it ran, when each of its
+// parts did (none when its line does not say), and whether it read the
+// bridge.
 type audit struct {
 	span
-	parts []span
+	parts  []span
+	bridge bool
 }
 
 // auditSpans reads the audits a switchyard log holds so far.
@@ -53,7 +60,7 @@ func auditSpans(log string) ([]audit, error) {
 		if err != nil {
 			return fmt.Errorf("%s: an audit's time: %v", log, err)
 		}
-		a := audit{span: span{began, began.Add(took)}}
+		a := audit{span: span{began, began.Add(took)}, bridge: !auditHostOnly.Match(line)}
 		if p := auditPartTimes.FindSubmatch(line); p != nil {
 			at := began
 			for _, d := range p[1:] {
@@ -100,12 +107,19 @@ func (s *scaleRun) reportAudits(b *testing.B, at []time.Time, delivered, took []
 	}
 	logAudits(b, audits, at, delivered, took)
 	spans := make([]span, len(audits))
+	var bridgeSpans []span
 	for i, a := range audits {
 		spans[i] = a.span
+		if a.bridge {
+			bridgeSpans = append(bridgeSpans, a.span)
+		}
 	}
 	repairs := s.repairLists(b)
-	var in, outside, outsideBoth, watchIn, watchOutside []time.Duration
+	var in, inBridge, outside, outsideBoth, watchIn, watchOutside []time.Duration
 	for i, d := range took {
+		if overlapping(bridgeSpans, 0, at[i], at[i].Add(d)) > 0 {
+			inBridge = append(inBridge, d)
+		}
 		if overlapping(spans, 0, at[i], at[i].Add(d)) > 0 {
 			in = append(in, d)
 			watchIn = appendWitnessed(watchIn, delivered[i])
@@ -118,12 +132,15 @@ func (s *scaleRun) reportAudits(b *testing.B, at []time.Time, delivered, took []
 		}
 	}
 	b.ReportMetric(float64(len(audits)), "switchyard-audits")
+	b.ReportMetric(float64(len(bridgeSpans)), "switchyard-audits-reading-bridge")
 	b.ReportMetric(float64(len(in)), "write-to-traffic-in-audit")
+	b.ReportMetric(float64(len(inBridge)), "write-to-traffic-in-bridge-audit")
 	for _, p := range []struct {
 		took []time.Duration
 		name string
 	}{
 		{in, "write-to-traffic-in-audit"},
+		{inBridge, "write-to-traffic-in-bridge-audit"},
 		{outside, "write-to-traffic-outside-audit"},
 		{outsideBoth, "write-to-traffic-outside-audit-and-repair"},
 		{watchIn, "write-to-watch-in-audit"},
@@ -152,7 +169,11 @@ func logAudits(b *testing.B, audits []audit, at []time.Time, delivered, took []t
 		for i, p := range a.parts {
 			parts = append(parts, fmt.Sprintf("%s %v", auditPartNames[i], p.to.Sub(p.from).Round(time.Millisecond)))
 		}
-		lines = append(lines, fmt.Sprintf("%v (%s)", a.to.Sub(a.from).Round(time.Millisecond), strings.Join(parts, ", ")))
+		reads := "host only"
+		if a.bridge {
+			reads = "bridge and host"
+		}
+		lines = append(lines, fmt.Sprintf("%v, %s (%s)", a.to.Sub(a.from).Round(time.Millisecond), reads, strings.Join(parts, ", ")))
 	}
 	b.Logf("switchyard's audits: %s", strings.Join(lines, "; "))
 	order := make([]int, len(took))

@@ -23,6 +23,8 @@ func TestAuditSpans(t *testing.T) {
 	logger.Info("Periodic audit adopted", "began", began.Format(time.RFC3339Nano), "took", 3111*time.Millisecond, "drift", 0,
 		"copy", 11*time.Millisecond, "flows", 2*time.Second, "groups", time.Second, "host", 100*time.Millisecond)
 	logger.Info("Periodic audit adopted", "began", began.Add(10*time.Second).Format(time.RFC3339Nano), "took", 250*time.Microsecond, "drift", 2)
+	logger.Info("Periodic audit adopted", "began", began.Add(20*time.Second).Format(time.RFC3339Nano), "took", 3*time.Millisecond, "drift", 0,
+		"copy", time.Millisecond, "flows", time.Duration(0), "groups", time.Duration(0), "host", 2*time.Millisecond, "bridge", false)
 	log := filepath.Join(t.TempDir(), "switchyard.log")
 	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -34,8 +36,10 @@ func TestAuditSpans(t *testing.T) {
 	at := func(d time.Duration) time.Time { return began.Add(d) }
 	ms := time.Millisecond
 	want := []audit{
-		{span{began, at(3111 * ms)}, []span{{began, at(11 * ms)}, {at(11 * ms), at(2011 * ms)}, {at(2011 * ms), at(3011 * ms)}, {at(3011 * ms), at(3111 * ms)}}},
-		{span{at(10 * time.Second), at(10*time.Second + 250*time.Microsecond)}, nil},
+		{span{began, at(3111 * ms)}, []span{{began, at(11 * ms)}, {at(11 * ms), at(2011 * ms)}, {at(2011 * ms), at(3011 * ms)}, {at(3011 * ms), at(3111 * ms)}}, true},
+		{span{at(10 * time.Second), at(10*time.Second + 250*time.Microsecond)}, nil, true},
+		{span{at(20 * time.Second), at(20*time.Second + 3*ms)}, []span{{at(20 * time.Second), at(20*time.Second + ms)},
+			{at(20*time.Second + ms), at(20*time.Second + ms)}, {at(20*time.Second + ms), at(20*time.Second + ms)}, {at(20*time.Second + ms), at(20*time.Second + 3*ms)}}, false},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(span{}, audit{})); diff != "" {
 		t.Errorf("auditSpans (-want +got):\n%s\nthe log:\n%s", diff, buf.String())
