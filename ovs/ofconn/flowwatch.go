@@ -22,7 +22,11 @@ import (
 // deleted with its flows). What happened while no monitor was armed
 // (before the first link, between two) or while the switch paused it
 // (its backlog of updates to send too large) is not known: the watcher
-// hears FlowsUnknown then.
+// hears FlowsUnknown then. OVS names no requester for the flows a
+// group's deletion takes with it: a bundle that deletes a group whose
+// flows it keeps has them reported as another's removal (the driver
+// deletes a group's flows in the bundle that deletes it, which reports
+// nothing; TestFlowMonitorReportsOthersChangesOnly).
 
 // FlowChangeKind is what happened to a flow, or that what happened is
 // not known.

@@ -45,7 +45,8 @@ func (l *changeLog) take(t *testing.T, last FlowChange) []FlowChange {
 
 // On a real OVS, the flow monitor on the bundles' link reports what
 // ovs-ofctl adds, modifies and deletes, each in full, and nothing of the
-// driver's own bundles (abbreviated by OVS); arming it, and losing its
+// driver's own bundles (abbreviated by OVS), a group deleted with its
+// flows among them; arming it, and losing its
 // link, report that changes may have gone unseen, and the next link is
 // watched again.
 func TestFlowMonitorReportsOthersChangesOnly(t *testing.T) {
@@ -69,6 +70,16 @@ func TestFlowMonitorReportsOthersChangesOnly(t *testing.T) {
 		t.Errorf("arming, an own bundle, then ovs-ofctl's add: (-want +got)\n%s", diff)
 	}
 
+	// A Service's flows and group, added and then deleted in one bundle
+	// each, as the driver does; and an own modification.
+	g := &of.Group{ID: 0x59000001, Buckets: of.BucketList{{of.Output(2)}}}
+	toGroup := &of.Flow{Table: 3, Priority: 110, Goto: -1, Match: []of.Match{of.EthType(of.EthIPv4), of.IPProto(of.ProtoTCP)}, Actions: []of.Action{of.ToGroup(g.ID)}}
+	if err := c.Commit(ctx, &Batch{GroupAdds: []*of.Group{g}, FlowAdds: []*of.Flow{toGroup}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(ctx, &Batch{FlowDeletes: []CookieMatch{{Cookie: toGroup.Cookie(), Mask: ^uint64(0)}}, GroupDeletes: []uint32{g.ID}}, nil); err != nil {
+		t.Fatal(err)
+	}
 	own2 := &of.Flow{Table: 3, Priority: 90, Goto: -1, Match: []of.Match{of.EthType(of.EthIPv6)}, Actions: []of.Action{of.Output(3)}}
 	if err := c.Commit(ctx, &Batch{FlowAdds: []*of.Flow{own2}, FlowDeletes: []CookieMatch{{Cookie: own.Cookie(), Mask: ^uint64(0)}}}, nil); err != nil {
 		t.Fatal(err)
@@ -77,7 +88,7 @@ func TestFlowMonitorReportsOthersChangesOnly(t *testing.T) {
 	o.Ofctl("del-flows", "br-a", "cookie=0x77/-1")
 	removed := FlowChange{Kind: FlowRemoved, Table: 4, Cookie: cookie}
 	if diff := cmp.Diff([]FlowChange{{Kind: FlowModified, Table: 4, Cookie: cookie}, removed}, log.take(t, removed)); diff != "" {
-		t.Errorf("an own bundle, then ovs-ofctl's modify and delete: (-want +got)\n%s", diff)
+		t.Errorf("own bundles, then ovs-ofctl's modify and delete: (-want +got)\n%s", diff)
 	}
 
 	c.bulkMu.Lock()
