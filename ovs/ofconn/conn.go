@@ -4,7 +4,8 @@
 // packet-ins to a bounded queue so the receive loop never blocks; and a
 // bulk connection of its own (bulkconn.go) that sends every change as one
 // atomic bundle in large writes and dumps the driver's flows and groups,
-// read from the wire.
+// read from the wire, and carries a flow monitor that reports the flow
+// changes other connections make (flowwatch.go).
 package ofconn
 
 import (
