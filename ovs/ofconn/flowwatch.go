@@ -93,11 +93,12 @@ func (c *Conn) WatchFlows(watch func(FlowChange)) {
 }
 
 // Watching reports whether a flow monitor is armed on the open link: if
-// not, changes behind the driver's back go unreported.
+// not, changes behind the driver's back go unreported. A link lost
+// between its monitor's arming and its recording is not watching.
 func (c *Conn) Watching() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.watched != nil
+	return c.watched != nil && !c.watched.Broken()
 }
 
 // armWatch arms a monitor on a new link l (under bulkMu), then tells the
