@@ -11,7 +11,7 @@ import (
 
 // Which audits read the bridge.
 //
-// The periodic audit reads every flow and group of the driver's back
+// The periodic audit reads all of the driver's flows and groups back
 // from OVS (~3 s at 30k Services, ~10 s at 100k, most of it
 // ovs-vswitchd's CPU, docs/scale.md) to find what others changed behind
 // the driver's back. While the bundles' link carries a flow monitor
