@@ -38,6 +38,8 @@ type runOptions struct {
 	ownerDaemonSet    string
 	uninstallMarker   string
 	serviceCounters   int
+	slowTraceDir      string
+	slowTraceOver     time.Duration
 }
 
 // stallTimeout is how long one sync attempt may run before /livez fails
@@ -70,6 +72,8 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "127.0.0.1:10249", `serve /metrics here ("" to disable)`)
 	fs.BoolVar(&o.profiling, "profiling", false, "also serve Go's /debug/pprof/ on the metrics address (as kube-proxy's enableProfiling); only with a loopback --metrics-bind-address")
 	fs.StringVar(&o.healthCheckBindIP, "healthcheck-bind-ip", "", "listen on this IP for health-check node ports (default: every address)")
+	fs.StringVar(&o.slowTraceDir, "trace-slow-changes", "", "keep the last seconds of Go's execution trace in memory and write them to a file in this directory when a change takes longer than --trace-slow-changes-over to program (at most 16 files, 10 s apart; for `go tool trace`; off when empty)")
+	fs.DurationVar(&o.slowTraceOver, "trace-slow-changes-over", 100*time.Millisecond, "with --trace-slow-changes: how long from a change's trigger time to programmed is slow")
 	fs.BoolVar(&o.once, "once", false, "sync once and exit (no servers are started)")
 	fs.IntVar(&o.serviceCounters, "service-counters", 0, "export the dataplane's per-service-port counts (new connections, by endpoint, rejects, drops) for at most this many service ports, the busiest (0: off; docs/explain.md)")
 	fs.StringVar(&o.ownerDaemonSet, "owner-daemonset", "", "NAMESPACE/NAME of the DaemonSet switchyard runs in (the chart sets it; with --uninstall-marker)")
@@ -85,6 +89,9 @@ func (o *runOptions) validate() error {
 	}
 	if o.serviceCounters < 0 || o.serviceCounters > maxServiceCounters {
 		return fmt.Errorf("--service-counters %d: want 0 (off) to %d service ports", o.serviceCounters, maxServiceCounters)
+	}
+	if o.slowTraceDir != "" && o.slowTraceOver <= 0 {
+		return fmt.Errorf("--trace-slow-changes-over %s: want a positive duration", o.slowTraceOver)
 	}
 	if o.profiling && !loopbackAddr(o.metricsAddr) {
 		return fmt.Errorf("--profiling serves Go's profiles (memory contents, goroutine stacks) on --metrics-bind-address %q: allowed only on a loopback address", o.metricsAddr)
@@ -120,6 +127,14 @@ func (o *runOptions) run(ctx context.Context) error {
 	ev := newEvents(api.client, o.dataplane, o.src.nodeName)
 	defer ev.stop()
 	core := &coremetrics.Observer{Metrics: m, Driver: o.dataplane}
+	if o.slowTraceDir != "" {
+		slow, stop, err := startSlowChangeTracer(o.slowTraceDir, o.slowTraceOver)
+		if err != nil {
+			return usageError{err}
+		}
+		defer stop()
+		core.OnSync = slow.synced
+	}
 	obs := &observer{Observer: core, events: ev}
 	src := o.src.newSource(obs, api)
 	// The runner, made after the driver, subscribes to the tracker's

@@ -185,6 +185,9 @@ func (s *scaleRun) start(b *testing.B) {
 	// when it ran (reportAudits).
 	args := []string{"--min-sync-period=0s", "--sync-period=" + scaleSyncPeriod.String(), "--profiling", scaleNodePortRange,
 		"--ovs-service-cidrs=" + scaleServiceCIDR(s.n), "--v=2"}
+	if s.profiles != "" { // the execution trace around each slow change
+		args = append(args, "--trace-slow-changes="+filepath.Join(s.profiles, fmt.Sprintf("slow-changes-%d", s.n)), "--trace-slow-changes-over=60ms")
+	}
 	startFirst := s.proxy.onNode1(b, c, adminToken, args...)
 	s.world = ovsharness.BuildWorld(b, ovsharness.WorldOptions{StartNode1: func(nd *ovstest.Node) *ovstest.Process {
 		// The node's own connections take local ports below the node-port
