@@ -3,6 +3,7 @@ package ovs
 import (
 	"context"
 	"runtime"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"time"
@@ -191,6 +192,7 @@ func (d *Driver) runAudit(view *engine.AuditView, h hostCopy) *auditResult {
 		case <-ctx.Done():
 		}
 	}()
+	defer trace.StartRegion(ctx, "ovs audit").End() // in an execution trace (--trace-slow-changes)
 	d.auditStage("begin")
 	start := time.Now()
 	r := &auditResult{bridge: view != nil, hostGen: h.gen, began: start}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"runtime/trace"
 	"sync/atomic"
 
 	"github.com/switchyard-proxy/switchyard/cmd/switchyard/app/health"
@@ -27,6 +28,7 @@ type programmer struct {
 // follow the graph, and the error goes on to the runner.
 
 func (p *programmer) Sync(ctx context.Context, s graph.Snapshot) error {
+	defer trace.StartRegion(ctx, "full sync").End() // in an execution trace (--trace-slow-changes)
 	p.gaps.sync(s)
 	err := p.driver.Sync(ctx, s)
 	p.noteHeld(err)
@@ -50,10 +52,12 @@ type auditingProgrammer struct {
 }
 
 func (p auditingProgrammer) Resync(ctx context.Context, d graph.Delta) error {
+	defer trace.StartRegion(ctx, "resync").End()
 	return p.apply(d, func() error { return p.auditor.Resync(ctx, d) })
 }
 
 func (p *programmer) Apply(ctx context.Context, d graph.Delta) error {
+	defer trace.StartRegion(ctx, "apply").End()
 	return p.apply(d, func() error { return p.driver.Apply(ctx, d) })
 }
 

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -76,10 +77,13 @@ func (t *slowChangeTracer) synced(r runner.Result) {
 			slowest = max(slowest, now.Sub(at))
 		}
 	}
-	if slowest <= t.over || !t.claim(now) {
+	if slowest <= t.over {
 		return
 	}
-	go t.save(now, slowest)
+	trace.Log(context.Background(), "slow change", slowest.String()) // where the window ends
+	if t.claim(now) {
+		go t.save(now, slowest)
+	}
 }
 
 // claim reserves the next file, if the bounds allow one now.
