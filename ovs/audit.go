@@ -62,7 +62,11 @@ type auditRun struct {
 	ended      time.Time
 	took       time.Duration
 	bridgeRead time.Time
-	wg         sync.WaitGroup
+	// spareSide is the last audit's copy of the host side, whose arrays
+	// the next one copies into: touched only by the audit's goroutine,
+	// one audit at a time (running, set and cleared under mu).
+	spareSide engine.HostSide
+	wg        sync.WaitGroup
 	// hook, when set (tests), runs in the audit as it begins ("begin"),
 	// between two slices of its copy ("copying", without the lock), once
 	// it has copied ("copied"), between its flow lookups and its count
@@ -160,7 +164,7 @@ func (d *Driver) copyForAudit(view *engine.AuditView, h *hostCopy) bool {
 	if view != nil {
 		view.Reserve()
 	}
-	h.side = engine.ReservedSide(h.sizes)
+	h.side = engine.ReservedSide(h.sizes, d.audit.spareSide)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	p := &engine.Pause{Every: d.audit.slice, Yield: func() {
@@ -225,6 +229,7 @@ func (d *Driver) runAudit(view *engine.AuditView, h hostCopy) *auditResult {
 	}
 	d.hostMu.Unlock()
 	lap(&r.parts.host)
+	d.audit.spareSide = h.side // the host kept none of it (hostNetwork.Audit)
 	r.took = time.Since(start)
 	return r
 }

@@ -31,7 +31,7 @@ func BenchmarkAuditBegin(b *testing.B) {
 				sizes := m.Host().Sizes()
 				begin = max(begin, time.Since(t0))
 				view.Reserve()
-				side := engine.ReservedSide(sizes)
+				side := engine.ReservedSide(sizes, engine.HostSide{})
 				last := time.Now()
 				p := &engine.Pause{Every: auditSlice, Yield: func() {
 					took = append(took, time.Since(last))

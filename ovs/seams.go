@@ -48,6 +48,8 @@ type hostNetwork interface {
 	Sync(ctx context.Context, c hostnet.Config, frontends []netip.Addr, captures []hostnet.Capture, nodePorts []hostnet.ProtoPort) error
 	// Audit is Sync for the periodic audit, which may leave the nftables
 	// table unwritten while it holds what was last written (hostnet.Host).
+	// It keeps none of the slices it is given: the next audit copies
+	// into them again (audit.go).
 	Audit(ctx context.Context, c hostnet.Config, frontends []netip.Addr, captures []hostnet.Capture, nodePorts []hostnet.ProtoPort) error
 	Update(ctx context.Context, c hostnet.Config, frontends map[netip.Addr]bool, all func() ([]netip.Addr, []hostnet.Capture), captures []hostnet.Capture, nodePorts []hostnet.ProtoPort) error
 	Cleanup(ctx context.Context) error
