@@ -305,6 +305,7 @@ func resultTables(rs map[string]result, apiserver string) []table {
 				{"flows in OVS", "flows-in-ovs", 1},
 				{"RSS, highest sample, MiB", "rss-max-MiB", 1}, {"RSS, last sample, MiB", "rss-last-MiB", 1},
 				{"RSS, high-water mark since start (the first sync's peak included), MiB", "rss-peak-since-start-MiB", 1}, {"Go heap at the end, MiB", "heap-MiB", 1},
+				{"switchyard's collections while following the changes", "gc-cycles-following", 1},
 				{"write → traffic, min-sync-period 0, p50 ms", "write-to-traffic-p50-ms", 1}, {"write → traffic, min-sync-period 0, p99 ms", "write-to-traffic-p99-ms", 1},
 				{"  p99 of the first 300 changes (the window until 2026-12-01), ms", "write-to-traffic-first-300-p99-ms", 1},
 				{"  changes followed during a kube-apiserver repair list", "write-to-traffic-in-repair", 1}, {"  p99 of the others (not the target's figure), ms", "write-to-traffic-outside-repair-p99-ms", 1},

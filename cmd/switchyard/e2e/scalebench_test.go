@@ -270,6 +270,10 @@ func reportAllocated(b *testing.B, proc *ovstest.Process) {
 func (s *scaleRun) alone(b *testing.B) {
 	p := s.proxy
 	from := time.Now()
+	before, err := p.metrics()
+	if err != nil {
+		b.Fatalf("metrics before following: %v", err)
+	}
 	rss := sampleRSS(p.proc.PID(), time.Second)
 	churn(b, s.bulk, s.syn, scaleChurn, false)
 	var cpu *cpuTimeline
@@ -302,6 +306,9 @@ func (s *scaleRun) alone(b *testing.B) {
 	b.ReportMetric(float64(len(samples)), "rss-samples")
 	b.ReportMetric(float64(s.changes.missed[s.viaSwitchyard.name]), "probes-unanswered")
 	b.ReportMetric(metric(body, "go_memstats_heap_alloc_bytes")/(1<<20), "heap-MiB")
+	// Each of switchyard's collections at 100k held both cores for ~0.7 s
+	// (docs/scale.md, "The slow changes' execution traces").
+	b.ReportMetric(metric(body, "go_gc_duration_seconds_count")-metric(before, "go_gc_duration_seconds_count"), "gc-cycles-following")
 	logGoMemory(b, body, p.proc.PID())
 }
 
