@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchyard-proxy/switchyard/core/runner"
+	"github.com/switchyard-proxy/switchyard/internal/atomicfile"
 	"k8s.io/klog/v2"
 )
 
@@ -115,15 +116,16 @@ func (t *slowChangeTracer) save(at time.Time, slowest time.Duration) {
 	klog.InfoS("A change took long to program: wrote the last seconds' execution trace", "path", path, "took", slowest)
 }
 
-// writeFile writes what write gives to a new file at path.
+// writeFile writes what write gives to path whole or not at all
+// (atomicfile: a reader of the directory never sees half a window, and a
+// failed write leaves no file).
 func writeFile(path string, write func(io.Writer) (int64, error)) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := write(pw)
+		pw.CloseWithError(err)
+	}()
+	err := atomicfile.Write(path, pr, 0o600)
+	pr.CloseWithError(err) // a write still under way ends (atomicfile stopped reading)
+	return err
 }

@@ -17,7 +17,7 @@ import (
 // TestSlowChangeTracerWritesWithinItsBounds: a file for a sync whose
 // slowest change took longer than the threshold, none for changes
 // triggered before the tracer started or for a failed sync, none within
-// the gap after one, and never more than slowTraceFiles.
+// the gap after one.
 func TestSlowChangeTracerWritesWithinItsBounds(t *testing.T) {
 	start := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 	type sync struct {
@@ -149,4 +149,22 @@ func filesIn(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// TestSlowChangeTracerLeavesNoPartOfAFailedWindow: a window that fails
+// half-written leaves no file (nor a temporary one) behind.
+func TestSlowChangeTracerLeavesNoPartOfAFailedWindow(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	now := start.Add(time.Second)
+	tr := &slowChangeTracer{dir: dir, over: time.Millisecond, started: start, now: func() time.Time { return now },
+		write: func(w io.Writer) (int64, error) {
+			n, _ := w.Write([]byte("half a window"))
+			return int64(n), errors.New("the recorder stopped")
+		}}
+	tr.synced(runner.Result{ChangedAt: []time.Time{start}})
+	waitIdle(t, tr)
+	if files := filesIn(t, dir); len(files) != 0 {
+		t.Errorf("files after a failed window: %v, want none", files)
+	}
 }
